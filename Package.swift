@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "PeerSync",
+    products: [
+        .library(name: "Replica", targets: ["Replica"]),
+        .executable(name: "peerd", targets: ["PeerDaemon"]),
+        .executable(name: "peerd-bench", targets: ["PeerBench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "Replica", dependencies: ["CSQLite"]),
+        .target(name: "Gossip", dependencies: ["Replica"]),
+        .target(name: "Discovery", dependencies: ["Replica"]),
+        .executableTarget(name: "PeerDaemon", dependencies: ["Replica"]),
+        .executableTarget(name: "PeerBench", dependencies: ["Replica", "CSQLite"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Replica"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

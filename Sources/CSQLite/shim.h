@@ -1,0 +1,11 @@
+#include <sqlite3.h>
+
+// SQLITE_TRANSIENT is a macro over a function-pointer cast that Swift cannot
+// import; this wrapper binds text that SQLite copies before the call returns.
+static inline int csqlite_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length) {
+    return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
+}
+
+static inline int csqlite_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The outcome of folding events into one entity's projection.
+struct FoldOutcome {
+    /// The projection's canonical JSON.
+    var stateJSON: String
+    /// Events whose payload the domain could not decode.
+    var poisonEventIDs: [UUID]
+}
+
+/// A type-erased `EventSourcedEntity`, as the event log stores and folds it.
+public struct Domain: Sendable {
+    /// The `entity_type` this domain folds.
+    public let entityType: String
+    let foldEvents: @Sendable (_ entityID: String, _ stateJSON: String?, _ events: [Event]) -> FoldOutcome
+    let validatePayload: @Sendable (_ payload: String) throws -> Void
+
+    /// Wraps a concrete domain.
+    public init<Entity: EventSourcedEntity>(_ type: Entity.Type) {
+        entityType = Entity.entityType
+        foldEvents = { entityID, stateJSON, events in
+            var state =
+                stateJSON.flatMap { try? CanonicalJSON.decode(Entity.self, from: $0) } ?? Entity(id: entityID)
+            var poison: [UUID] = []
+            for event in events {
+                guard let decoded = try? CanonicalJSON.decode(Entity.Event.self, from: event.payload) else {
+                    poison.append(event.eventID)
+                    continue
+                }
+                state.apply(decoded, info: ModificationInfo(event))
+            }
+            return FoldOutcome(stateJSON: CanonicalJSON.text(of: state), poisonEventIDs: poison)
+        }
+        validatePayload = { payload in
+            do {
+                _ = try CanonicalJSON.decode(Entity.Event.self, from: payload)
+            } catch {
+                throw EventLogError.invalidEvent(
+                    "payload \(payload) is not a valid \(Entity.entityType) event: \(DecodingFailure(error))")
+            }
+        }
+    }
+
+    /// Folds `events` (in canonical order, undone ones already removed) on top of `stateJSON`.
+    func fold(entityID: String, from stateJSON: String?, _ events: [Event]) -> FoldOutcome {
+        foldEvents(entityID, stateJSON, events)
+    }
+}
+
+/// A short, readable reason for a JSON decoding failure.
+struct DecodingFailure: CustomStringConvertible {
+    let error: Error
+    init(_ error: Error) { self.error = error }
+
+    var description: String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): return context.debugDescription
+        case DecodingError.keyNotFound(let key, _): return "missing field \"\(key.stringValue)\""
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "wrong type for \"\(path)\""
+        default: return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The JSON shape of an event in export files and the HTTP API, with the
+/// field names of the thin-client sync protocol (see docs/events.md).
+///
+/// ```json
+/// {"replica_event_id":"…","replica_id":"r1","scope":"default","replica_write_offset":3,
+///  "replica_time_ms":1700000000000,"entity_type":"item","entity_id":"i1",
+///  "payload":{"type":"Renamed","name":"Nuts"},"server_offset":17,"server_time_ms":1700000000123}
+/// ```
+public enum EventJSON {
+    /// One JSON object on one line. `offset` and `arrivalTimeMs` become
+    /// `server_offset` and `server_time_ms` (null when absent).
+    public static func line(for event: Event, offset: Int64?, arrivalTimeMs: Int64?) -> String {
+        var text = #"{"replica_event_id":""# + event.eventID.lowercased + "\""
+        text += #","replica_id":"# + quoted(event.feed.replicaID)
+        text += #","scope":"# + quoted(event.feed.scope)
+        text += #","replica_write_offset":"# + String(event.seq)
+        text += #","replica_time_ms":"# + String(event.timeMs)
+        text += #","entity_type":"# + quoted(event.entityType)
+        text += #","entity_id":"# + quoted(event.entityID)
+        text += #","payload":"# + event.payload
+        text += #","server_offset":"# + (offset.map(String.init) ?? "null")
+        text += #","server_time_ms":"# + (arrivalTimeMs.map(String.init) ?? "null")
+        return text + "}"
+    }
+
+    /// The line for a stored event, with this node's offset and arrival time.
+    public static func line(for stored: StoredEvent) -> String {
+        line(for: stored.event, offset: stored.offset, arrivalTimeMs: stored.arrivalTimeMs)
+    }
+
+    /// Parses one line. `server_offset` and `server_time_ms` are ignored:
+    /// they belong to the node that wrote the line.
+    public static func event(fromLine line: String) throws -> Event {
+        let wire: Wire
+        do {
+            wire = try JSONDecoder().decode(Wire.self, from: Data(line.utf8))
+        } catch {
+            throw EventJSONError(reason: DecodingFailure(error).description)
+        }
+        guard let eventID = UUID(uuidString: wire.replica_event_id) else {
+            throw EventJSONError(reason: "replica_event_id \"\(wire.replica_event_id)\" is not a UUID")
+        }
+        guard wire.replica_write_offset >= 1 else {
+            throw EventJSONError(reason: "replica_write_offset must be 1 or more")
+        }
+        guard case .object = wire.payload else { throw EventJSONError(reason: "payload must be a JSON object") }
+        return Event(
+            eventID: eventID, feed: FeedID(replicaID: wire.replica_id, scope: wire.scope ?? FeedID.defaultScope),
+            seq: wire.replica_write_offset, timeMs: wire.replica_time_ms, entityType: wire.entity_type,
+            entityID: wire.entity_id, payload: wire.payload.canonicalText)
+    }
+
+    /// A JSON string literal for `text`.
+    public static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    // Field names as on the wire.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    private struct Wire: Decodable {
+        var replica_event_id: String
+        var replica_id: String
+        var scope: String?
+        var replica_write_offset: UInt64
+        var replica_time_ms: Int64
+        var entity_type: String
+        var entity_id: String
+        var payload: JSONValue
+    }
+}
+
+/// A line that is not an event in the documented JSON shape.
+public struct EventJSONError: Error, CustomStringConvertible, Sendable {
+    public var reason: String
+    public var description: String { reason }
+}

@@ -1,0 +1,59 @@
+/// The built-in example domain: an inventory item.
+///
+/// Deletion wins: once deleted, every later event in the canonical order is
+/// ignored and `lastModifiedMs` stays at the delete's time. Events ordered
+/// before `Created` (clock skew) apply, then `Created` sets name and quantity.
+public struct Item: EventSourcedEntity, Hashable {
+    public static let entityType = "item"
+
+    public var id: String
+    public var name: String
+    public var quantity: Int64
+    public var note: String?
+    public var deleted: Bool
+    public var lastModifiedMs: Int64
+
+    public init(id: String) {
+        self.id = id
+        name = ""
+        quantity = 0
+        note = nil
+        deleted = false
+        lastModifiedMs = 0
+    }
+
+    public mutating func apply(_ event: ItemEvent, info: ModificationInfo) {
+        guard !deleted else { return }
+        switch event {
+        case .created(let name, let quantity):
+            self.name = name
+            self.quantity = quantity
+        case .renamed(let name):
+            self.name = name
+        case .quantityChanged(let quantity):
+            self.quantity = quantity
+        case .noteChanged(let note):
+            self.note = note
+        case .deleted:
+            deleted = true
+        }
+        lastModifiedMs = info.timeMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, quantity, note, deleted
+        case lastModifiedMs = "last_modified_ms"
+    }
+
+    /// Encodes every field, `note` as `null` when unset, so the projection's
+    /// JSON has one shape.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(quantity, forKey: .quantity)
+        try container.encode(note, forKey: .note)
+        try container.encode(deleted, forKey: .deleted)
+        try container.encode(lastModifiedMs, forKey: .lastModifiedMs)
+    }
+}

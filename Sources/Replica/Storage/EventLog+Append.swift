@@ -1,0 +1,127 @@
+import Foundation
+
+extension EventLog {
+    /// Appends one event to this replica's feed and folds it. Returns only
+    /// after the commit (durable per `Options.durability`).
+    ///
+    /// With an `idempotencyKey`, a repeat of the same key returns the event
+    /// the first call stored and appends nothing.
+    @discardableResult
+    public func append(_ new: NewEvent, idempotencyKey: String? = nil) throws -> StoredEvent {
+        try write {
+            if let idempotencyKey, let earlier = try eventForIdempotencyKey(idempotencyKey) {
+                return earlier
+            }
+            let stored = try appendInTransaction([new])[0]
+            if let idempotencyKey {
+                try db.cached("INSERT INTO idempotency_keys (key, local_offset) VALUES (?, ?)")
+                    .run([.text(idempotencyKey), .int(stored.offset)])
+            }
+            return stored
+        }
+    }
+
+    /// Appends several events in one transaction and one commit.
+    @discardableResult
+    public func append(_ batch: [NewEvent]) throws -> [StoredEvent] {
+        guard !batch.isEmpty else { return [] }
+        return try write { try appendInTransaction(batch) }
+    }
+
+    /// Appends an `Undone` for the newest event of the entity that is not
+    /// already undone, refusing past `Options.undoLimit` undos in a row.
+    @discardableResult
+    public func undo(entityType: String, entityID: String, scope: String = FeedID.defaultScope) throws
+        -> StoredEvent
+    {
+        try write {
+            let history = try entityHistory(EntityKey(type: entityType, id: entityID)).map(\.event)
+            guard let target = Fold.undoTarget(inCanonicalOrder: history) else {
+                throw EventLogError.nothingToUndo(entityType: entityType, entityID: entityID)
+            }
+            let undo = NewEvent(
+                entityType: entityType, entityID: entityID,
+                payload: CanonicalJSON.text(of: UndoneEvent(eventID: target.eventID)), scope: scope)
+            return try appendInTransaction([undo])[0]
+        }
+    }
+
+    private func appendInTransaction(_ batch: [NewEvent]) throws -> [StoredEvent] {
+        var clock = try storedClock()
+        var heads: [FeedID: (row: Int64, seq: UInt64)] = [:]
+        var inserted: [InsertedEvent] = []
+        inserted.reserveCapacity(batch.count)
+        let wallMs = options.wallClock()
+        for new in batch {
+            let payload = try validated(new)
+            let feed = FeedID(replicaID: replicaID, scope: new.scope)
+            if heads[feed] == nil {
+                let row = try feedRowID(feed, create: true)!
+                heads[feed] = (row, try headSeq(feedRow: row))
+            }
+            let (feedRow, head) = heads[feed]!
+            let event = Event(
+                eventID: UUID(), feed: feed, seq: head + 1, timeMs: clock.tick(wallMs: wallMs),
+                entityType: new.entityType, entityID: new.entityID, payload: payload)
+            let entityRow = try entityRowID(EntityKey(type: new.entityType, id: new.entityID), create: true)!
+            let offset = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs)
+            heads[feed] = (feedRow, head + 1)
+            inserted.append(
+                InsertedEvent(stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow)
+            )
+        }
+        for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
+        try storeClock(clock)
+        try foldInserted(inserted)
+        return inserted.map(\.stored)
+    }
+
+    /// Checks a local event against the event model and its domain; returns
+    /// the canonical payload.
+    private func validated(_ new: NewEvent) throws -> String {
+        guard !new.entityType.isEmpty, !new.entityID.isEmpty, !new.scope.isEmpty else {
+            throw EventLogError.invalidEvent("entity_type, entity_id and scope must not be empty")
+        }
+        let payload: JSONValue
+        do {
+            payload = try JSONValue.parse(new.payload)
+        } catch {
+            throw EventLogError.invalidEvent("payload is not JSON: \(DecodingFailure(error))")
+        }
+        guard case .object = payload else { throw EventLogError.invalidEvent("payload must be a JSON object") }
+        let canonical = payload.canonicalText
+        if payload["type"]?.stringValue == UndoneEvent.type {
+            try validateUndo(canonical, of: EntityKey(type: new.entityType, id: new.entityID))
+        } else if let domain = domains[new.entityType] {
+            try domain.validatePayload(canonical)
+        }
+        return canonical
+    }
+
+    private func validateUndo(_ payload: String, of entity: EntityKey) throws {
+        guard let undo = UndoneEvent.parse(payload) else {
+            throw EventLogError.invalidEvent("an Undone event needs an event_id")
+        }
+        let history = try entityHistory(entity).map(\.event)
+        guard history.contains(where: { $0.eventID == undo.eventID }) else {
+            throw EventLogError.invalidEvent(
+                "\(entity.type) \(entity.id) has no event \(undo.eventID.lowercased) to undo")
+        }
+        if Fold.trailingUndoCount(inCanonicalOrder: history) >= options.undoLimit {
+            throw EventLogError.undoLimitReached(entityType: entity.type, entityID: entity.id, limit: options.undoLimit)
+        }
+    }
+
+    /// Every event of one entity, in canonical order.
+    func entityHistory(_ entity: EntityKey) throws -> [StoredEvent] {
+        guard let row = try entityRowID(entity, create: false) else { return [] }
+        return try storedEvents("WHERE e.entity = ?", [.int(row)])
+            .sorted { $0.event.orderKey < $1.event.orderKey }
+    }
+
+    private func eventForIdempotencyKey(_ key: String) throws -> StoredEvent? {
+        try storedEvents(
+            "WHERE e.local_offset = (SELECT local_offset FROM idempotency_keys WHERE key = ?)", [.text(key)]
+        ).first
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+extension EventLog {
+    /// Stores events received from another replica (sync or import) in one
+    /// transaction and folds them.
+    ///
+    /// Per feed, in seq order: an event already held is ignored; one that
+    /// collides with a held event is quarantined as a fork; one past a gap is
+    /// not stored (the next round fills the gap). Nothing held is ever
+    /// overwritten.
+    @discardableResult
+    public func ingest(_ batch: [Event]) throws -> IngestReport {
+        guard !batch.isEmpty else { return IngestReport() }
+        let byFeed = Dictionary(grouping: batch, by: \.feed)
+        return try write {
+            var report = IngestReport()
+            var clock = try storedClock()
+            var inserted: [InsertedEvent] = []
+            inserted.reserveCapacity(batch.count)
+            let wallMs = options.wallClock()
+            for feed in byFeed.keys.sorted() {
+                let events = byFeed[feed]!.sorted { $0.seq < $1.seq }
+                try ingestFeed(
+                    feed, events, wallMs: wallMs, clock: &clock, inserted: &inserted, report: &report)
+            }
+            try storeClock(clock)
+            try foldInserted(inserted)
+            report.stored = inserted.map(\.stored)
+            return report
+        }
+    }
+
+    private func ingestFeed(
+        _ feed: FeedID, _ events: [Event], wallMs: Int64, clock: inout HybridClock,
+        inserted: inout [InsertedEvent], report: inout IngestReport
+    ) throws {
+        var feedRow = try feedRowID(feed, create: false)
+        let startHead = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
+        var head = startHead
+        for (index, event) in events.enumerated() {
+            if let reason = Self.invalidReason(event) {
+                report.invalid.append(InvalidEvent(feed: feed, seq: event.seq, reason: reason))
+                try quarantine(event, reason: "invalid: \(reason)", held: nil, wallMs: wallMs)
+                return try finish(feed, feedRow, head, startHead)
+            }
+            if event.seq <= head {
+                let held = try feedRow.flatMap { try eventID(feedRow: $0, seq: event.seq) }
+                if held == event.eventID {
+                    report.duplicates += 1
+                } else if let held {
+                    report.forks.append(
+                        Fork(feed: feed, seq: event.seq, heldEventID: held, offeredEventID: event.eventID))
+                    try quarantine(event, reason: "fork", held: held, wallMs: wallMs)
+                }
+                continue
+            }
+            guard event.seq == head + 1 else {
+                report.gaps.append(
+                    FeedGap(
+                        feed: feed, expectedSeq: head + 1, offeredSeq: event.seq,
+                        rejectedCount: events.count - index))
+                break
+            }
+            let row = try feedRow ?? feedRowID(feed, create: true)!
+            feedRow = row
+            let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
+            let offset = try insertEventRow(event, feedRow: row, entityRow: entityRow, arrivalMs: wallMs)
+            inserted.append(
+                InsertedEvent(stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow))
+            head = event.seq
+            let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
+            if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
+        }
+        try finish(feed, feedRow, head, startHead)
+    }
+
+    private func finish(_ feed: FeedID, _ feedRow: Int64?, _ head: UInt64, _ startHead: UInt64) throws {
+        if let feedRow, head != startHead { try setHeadSeq(head, feedRow: feedRow) }
+    }
+
+    /// Why an offered event cannot be stored, or nil when it can.
+    static func invalidReason(_ event: Event) -> String? {
+        if event.seq == 0 { return "seq must be 1 or more" }
+        if event.seq > UInt64(Int64.max) { return "seq is too large" }
+        if event.feed.replicaID.isEmpty || event.feed.scope.isEmpty { return "replica_id and scope must not be empty" }
+        if event.entityType.isEmpty || event.entityID.isEmpty { return "entity_type and entity_id must not be empty" }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)), object is [String: Any]
+        else { return "payload is not a JSON object" }
+        return nil
+    }
+
+    private func quarantine(_ event: Event, reason: String, held: UUID?, wallMs: Int64) throws {
+        try db.cached(
+            """
+            INSERT OR IGNORE INTO quarantine
+                (reason, replica_id, scope, seq, event_id, held_event_id, event_json, detected_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).run([
+            .text(reason), .text(event.feed.replicaID), .text(event.feed.scope), .int(Int64(min(event.seq, UInt64(Int64.max)))),
+            .text(event.eventID.lowercased), held.map { .text($0.lowercased) } ?? .null,
+            .text(EventJSON.line(for: event, offset: nil, arrivalTimeMs: nil)), .int(wallMs),
+        ])
+    }
+}

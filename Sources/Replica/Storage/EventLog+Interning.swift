@@ -1,0 +1,69 @@
+/// Feeds and entities are stored as small integers, so the event table and
+/// its indexes hold compact keys (see docs/storage.md). Rows in `feeds` and
+/// `entities` are never deleted, so a cached id stays valid while the
+/// transaction that made it commits.
+struct InternedIDs {
+    var feeds: [FeedID: Int64] = [:]
+    var entities: [EntityKey: Int64] = [:]
+}
+
+/// An entity's identity: its type and id.
+struct EntityKey: Hashable {
+    var type: String
+    var id: String
+}
+
+extension EventLog {
+    /// The row id of `feed`, creating the row when asked.
+    func feedRowID(_ feed: FeedID, create: Bool) throws -> Int64? {
+        if let id = interned.feeds[feed] { return id }
+        let select = try db.cached("SELECT id FROM feeds WHERE replica_id = ? AND scope = ?")
+        try select.bind([.text(feed.replicaID), .text(feed.scope)])
+        var id: Int64?
+        if try select.step() {
+            id = select.int64(0)
+        } else if create {
+            try db.cached("INSERT INTO feeds (replica_id, scope) VALUES (?, ?)")
+                .run([.text(feed.replicaID), .text(feed.scope)])
+            id = db.lastInsertRowID
+        }
+        if let id { interned.feeds[feed] = id }
+        return id
+    }
+
+    /// The row id of an entity, creating the row when asked.
+    func entityRowID(_ key: EntityKey, create: Bool) throws -> Int64? {
+        if let id = interned.entities[key] { return id }
+        let select = try db.cached("SELECT id FROM entities WHERE entity_type = ? AND entity_id = ?")
+        try select.bind([.text(key.type), .text(key.id)])
+        var id: Int64?
+        if try select.step() {
+            id = select.int64(0)
+        } else if create {
+            try db.cached("INSERT INTO entities (entity_type, entity_id) VALUES (?, ?)")
+                .run([.text(key.type), .text(key.id)])
+            id = db.lastInsertRowID
+        }
+        if let id { interned.entities[key] = id }
+        return id
+    }
+
+    /// The highest contiguous seq held for a feed row.
+    func headSeq(feedRow: Int64) throws -> UInt64 {
+        UInt64(try db.scalarInt("SELECT head_seq FROM feeds WHERE id = ?", [.int(feedRow)]) ?? 0)
+    }
+
+    func setHeadSeq(_ seq: UInt64, feedRow: Int64) throws {
+        try db.cached("UPDATE feeds SET head_seq = ? WHERE id = ?").run([.int(Int64(seq)), .int(feedRow)])
+    }
+
+    /// The hybrid clock as stored; read inside each write transaction.
+    func storedClock() throws -> HybridClock {
+        let last = Int64(try EventLog.readMeta(db, "clock_ms") ?? "0") ?? 0
+        return HybridClock(lastMs: last, maxSkewMs: options.maxClockSkewMs)
+    }
+
+    func storeClock(_ clock: HybridClock) throws {
+        try db.cached("UPDATE meta SET value = ? WHERE key = 'clock_ms'").run([.text(String(clock.lastMs))])
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// A newly stored event together with the entity row it belongs to.
+struct InsertedEvent {
+    var stored: StoredEvent
+    var entityRow: Int64
+}
+
+extension EventLog {
+    /// Brings the projections of every entity touched by `inserted` up to
+    /// date, inside the caller's write transaction.
+    ///
+    /// When all of an entity's new events sort after everything already
+    /// folded (and none is an undo), they are applied on top of the stored
+    /// projection; otherwise that one entity is refolded from its history.
+    func foldInserted(_ inserted: [InsertedEvent]) throws {
+        var byEntity: [Int64: [StoredEvent]] = [:]
+        var order: [Int64] = []
+        for item in inserted where domains[item.stored.event.entityType] != nil {
+            if byEntity[item.entityRow] == nil { order.append(item.entityRow) }
+            byEntity[item.entityRow, default: []].append(item.stored)
+        }
+        for entityRow in order {
+            guard let newEvents = byEntity[entityRow], let first = newEvents.first,
+                let domain = domains[first.event.entityType]
+            else { continue }
+            try foldEntity(entityRow, entityID: first.event.entityID, domain: domain, newEvents: newEvents)
+        }
+    }
+
+    private func foldEntity(_ entityRow: Int64, entityID: String, domain: Domain, newEvents: [StoredEvent]) throws
+    {
+        let sortedNew = newEvents.sorted { $0.event.orderKey < $1.event.orderKey }
+        let current = try projectionRow(entityRow)
+        let appliesOnTop =
+            current.map { current in
+                sortedNew[0].event.orderKey > current.lastKey
+                    && !sortedNew.contains { UndoneEvent.parse($0.event.payload) != nil }
+            } ?? false
+
+        let outcome: FoldOutcome
+        let offsets: [UUID: Int64]
+        let lastKey: EventOrderKey
+        if appliesOnTop, let current {
+            outcome = domain.fold(entityID: entityID, from: current.stateJSON, sortedNew.map(\.event))
+            offsets = Dictionary(sortedNew.map { ($0.event.eventID, $0.offset) }, uniquingKeysWith: { a, _ in a })
+            lastKey = sortedNew[sortedNew.count - 1].event.orderKey
+        } else {
+            let history = try storedEvents("WHERE e.entity = ?", [.int(entityRow)])
+                .sorted { $0.event.orderKey < $1.event.orderKey }
+            let events = history.map(\.event)
+            let cancelled = Fold.cancelledEventIDs(inCanonicalOrder: events)
+            let effective = events.filter {
+                !cancelled.contains($0.eventID) && UndoneEvent.parse($0.payload) == nil
+            }
+            outcome = domain.fold(entityID: entityID, from: nil, effective)
+            offsets = Dictionary(history.map { ($0.event.eventID, $0.offset) }, uniquingKeysWith: { a, _ in a })
+            lastKey = events[events.count - 1].orderKey
+        }
+        for poisonID in outcome.poisonEventIDs {
+            guard let offset = offsets[poisonID] else { continue }
+            try db.cached("INSERT OR IGNORE INTO poison (local_offset) VALUES (?)").run([.int(offset)])
+        }
+        try db.cached(
+            """
+            UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?
+            WHERE id = ?
+            """
+        ).run([
+            .text(outcome.stateJSON), .int(lastKey.timeMs), .int(Int64(lastKey.seq)),
+            .blob(lastKey.eventID.orderedBytes), .int(entityRow),
+        ])
+    }
+
+    private struct ProjectionRow {
+        var stateJSON: String
+        var lastKey: EventOrderKey
+    }
+
+    private func projectionRow(_ entityRow: Int64) throws -> ProjectionRow? {
+        let statement = try db.cached(
+            "SELECT state, last_time_ms, last_seq, last_event_id FROM entities WHERE id = ? AND state IS NOT NULL")
+        try statement.bind([.int(entityRow)])
+        guard try statement.step(), let eventID = UUID(bytes: statement.blob(3)) else { return nil }
+        let key = EventOrderKey(timeMs: statement.int64(1), seq: UInt64(statement.int64(2)), eventID: eventID)
+        return ProjectionRow(stateJSON: statement.text(0), lastKey: key)
+    }
+}

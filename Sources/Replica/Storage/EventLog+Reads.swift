@@ -1,0 +1,148 @@
+import Foundation
+
+extension EventLog {
+    /// What this replica holds: the head of every feed.
+    public func cursor() throws -> VectorCursor {
+        try read {
+            let statement = try db.cached("SELECT replica_id, scope, head_seq FROM feeds WHERE head_seq > 0")
+            var cursor = VectorCursor()
+            while try statement.step() {
+                cursor[FeedID(replicaID: statement.text(0), scope: statement.text(1))] = UInt64(statement.int64(2))
+            }
+            return cursor
+        }
+    }
+
+    /// How many events this replica holds.
+    public func eventCount() throws -> Int64 {
+        try read { try db.scalarInt("SELECT count(*) FROM events") ?? 0 }
+    }
+
+    /// Up to `limit` events stored after local offset `offset`, in arrival order.
+    /// Page on with the last returned event's offset.
+    public func events(after offset: Int64, limit: Int) throws -> [StoredEvent] {
+        try read {
+            try storedEvents("WHERE e.local_offset > ? ORDER BY e.local_offset LIMIT ?", [.int(offset), .int(Int64(limit))])
+        }
+    }
+
+    /// Every event of one entity, in canonical order.
+    public func events(entityType: String, entityID: String) throws -> [StoredEvent] {
+        try read { try entityHistory(EntityKey(type: entityType, id: entityID)) }
+    }
+
+    /// The events of one feed with seq in `range`, in seq order.
+    public func events(in feed: FeedID, seqs range: ClosedRange<UInt64>, limit: Int) throws -> [StoredEvent] {
+        try read {
+            guard let row = try feedRowID(feed, create: false) else { return [] }
+            return try storedEvents(
+                "WHERE e.feed = ? AND e.seq BETWEEN ? AND ? ORDER BY e.seq LIMIT ?",
+                [.int(row), .int(Int64(range.lowerBound)), .int(Int64(min(range.upperBound, UInt64(Int64.max)))),
+                 .int(Int64(limit))])
+        }
+    }
+
+    /// The events a peer with cursor `peer` lacks, as bounded pages read one
+    /// at a time, so memory stays flat however large the log is.
+    ///
+    /// ```swift
+    /// var pages = try log.missingEventPages(for: theirCursor)
+    /// while let page = try pages.next() { send(page) }
+    /// ```
+    public func missingEventPages(
+        for peer: VectorCursor, maxEvents: Int = 1000, maxBytes: Int = 1 << 20
+    ) throws -> MissingEventPages {
+        let ranges = peer.missing(from: try cursor()).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return MissingEventPages(log: self, remaining: ranges, maxEvents: maxEvents, maxBytes: maxBytes)
+    }
+
+    /// The quarantined events (forks and invalid events), oldest first.
+    public func quarantined() throws -> [QuarantinedEvent] {
+        try read {
+            let statement = try db.cached(
+                """
+                SELECT reason, replica_id, scope, seq, event_id, held_event_id, event_json, detected_ms
+                FROM quarantine ORDER BY id
+                """)
+            var result: [QuarantinedEvent] = []
+            while try statement.step() {
+                result.append(
+                    QuarantinedEvent(
+                        reason: statement.text(0), feed: FeedID(replicaID: statement.text(1), scope: statement.text(2)),
+                        seq: UInt64(statement.int64(3)), eventID: statement.text(4),
+                        heldEventID: statement.isNull(5) ? nil : statement.text(5),
+                        eventJSON: statement.text(6), detectedMs: statement.int64(7)))
+            }
+            return result
+        }
+    }
+
+    /// How many stored events the fold skips because their payload does not decode.
+    public func poisonEventCount() throws -> Int64 {
+        try read { try db.scalarInt("SELECT count(*) FROM poison") ?? 0 }
+    }
+}
+
+/// An event held aside: a fork of a held slot, or an event that breaks the model.
+public struct QuarantinedEvent: Sendable, Hashable {
+    public var reason: String
+    public var feed: FeedID
+    public var seq: UInt64
+    public var eventID: String
+    /// For a fork: the event this replica holds at that slot.
+    public var heldEventID: String?
+    /// The offered event in the documented JSON shape.
+    public var eventJSON: String
+    public var detectedMs: Int64
+}
+
+/// Pages of the events a peer lacks, per feed in seq order; see
+/// `EventLog.missingEventPages(for:maxEvents:maxBytes:)`.
+public struct MissingEventPages {
+    private let log: EventLog
+    private var remaining: [(FeedID, ClosedRange<UInt64>)]
+    private let maxEvents: Int
+    private let maxBytes: Int
+
+    init(log: EventLog, remaining: [(FeedID, ClosedRange<UInt64>)], maxEvents: Int, maxBytes: Int) {
+        self.log = log
+        self.remaining = remaining
+        self.maxEvents = max(1, maxEvents)
+        self.maxBytes = max(1, maxBytes)
+    }
+
+    /// What an event costs in a page beyond its payload (ids, numbers, framing).
+    static let eventOverheadBytes = 128
+
+    /// The feeds and seq ranges still to send.
+    public var pending: [(FeedID, ClosedRange<UInt64>)] { remaining }
+
+    /// The next page: at most `maxEvents` events and about `maxBytes` of
+    /// payload (always at least one event), or nil when nothing is left.
+    public mutating func next() throws -> [Event]? {
+        var page: [Event] = []
+        var bytes = 0
+        var full = false
+        while !full, let (feed, range) = remaining.first {
+            let batch = try log.events(in: feed, seqs: range, limit: maxEvents - page.count)
+            var nextSeq = range.lowerBound
+            for stored in batch {
+                let size = stored.event.payload.utf8.count + MissingEventPages.eventOverheadBytes
+                if !page.isEmpty && bytes + size > maxBytes {
+                    full = true
+                    break
+                }
+                page.append(stored.event)
+                bytes += size
+                nextSeq = stored.event.seq + 1
+            }
+            if page.count >= maxEvents { full = true }
+            if batch.isEmpty || nextSeq > range.upperBound {
+                remaining.removeFirst()
+            } else {
+                remaining[0] = (feed, nextSeq...range.upperBound)
+            }
+        }
+        return page.isEmpty ? nil : page
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+extension EventLog {
+    /// The select list and joins that read a `StoredEvent`; see `storedEvent(from:)`.
+    static let storedEventSelect = """
+        SELECT e.local_offset, e.event_id, f.replica_id, f.scope, e.seq, e.time_ms,
+               n.entity_type, n.entity_id, e.payload, e.arrival_ms
+        FROM events e JOIN feeds f ON f.id = e.feed JOIN entities n ON n.id = e.entity
+        """
+
+    /// Decodes the current row of a statement built on `storedEventSelect`.
+    func storedEvent(from row: SQLiteStatement) throws -> StoredEvent {
+        guard let eventID = UUID(bytes: row.blob(1)) else {
+            throw EventLogError.corrupt(path: path, reason: "event at offset \(row.int64(0)) has a malformed event_id")
+        }
+        let event = Event(
+            eventID: eventID,
+            feed: FeedID(replicaID: row.text(2), scope: row.text(3)),
+            seq: UInt64(row.int64(4)),
+            timeMs: row.int64(5),
+            entityType: row.text(6),
+            entityID: row.text(7),
+            payload: row.text(8))
+        return StoredEvent(event: event, offset: row.int64(0), arrivalTimeMs: row.int64(9))
+    }
+
+    /// Runs a query built on `storedEventSelect` and collects its rows.
+    func storedEvents(_ sqlTail: String, _ arguments: [SQLiteValue]) throws -> [StoredEvent] {
+        let statement = try db.cached(EventLog.storedEventSelect + " " + sqlTail)
+        try statement.bind(arguments)
+        var events: [StoredEvent] = []
+        while try statement.step() { events.append(try storedEvent(from: statement)) }
+        return events
+    }
+
+    /// Stores one event row; returns its local offset.
+    func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> Int64 {
+        try db.cached(
+            """
+            INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """
+        ).run([
+            .int(feedRow), .int(Int64(event.seq)), .blob(event.eventID.orderedBytes), .int(event.timeMs),
+            .int(entityRow), .text(event.payload), .int(arrivalMs),
+        ])
+        return db.lastInsertRowID
+    }
+
+    /// The event id stored at a feed slot, if any.
+    func eventID(feedRow: Int64, seq: UInt64) throws -> UUID? {
+        let statement = try db.cached("SELECT event_id FROM events WHERE feed = ? AND seq = ?")
+        try statement.bind([.int(feedRow), .int(Int64(seq))])
+        guard try statement.step() else { return nil }
+        return UUID(bytes: statement.blob(0))
+    }
+}

@@ -1,0 +1,158 @@
+import CSQLite
+import Foundation
+
+/// A replica's durable event log: one SQLite file in WAL mode holding the
+/// events, the feed cursors, the projections and the quarantine.
+///
+/// ```swift
+/// let log = try EventLog.create(at: "/var/lib/peerd/replica.db", replicaID: "tablet-7")
+/// let created = try log.append(NewEvent(item: "i1", .created(name: "Bolts", quantity: 5)))
+/// let bolts = try log.projection(Item.self, id: "i1")
+/// ```
+///
+/// Not `Sendable`: one owner uses it at a time. Every write is one
+/// `BEGIN IMMEDIATE` transaction that reads what it needs (feed heads, the
+/// clock) inside it, so several processes can share the file.
+public final class EventLog {
+    /// Tunables, all with production defaults.
+    public struct Options: Sendable {
+        /// `FULL`: an acknowledged append survives power loss. `NORMAL`: it
+        /// survives a crash of the process, not of the machine.
+        public enum Durability: String, Sendable { case full = "FULL", normal = "NORMAL" }
+
+        public var durability: Durability = .full
+        /// Remote times further ahead of the wall clock do not move the local clock.
+        public var maxClockSkewMs: Int64 = HybridClock.defaultMaxSkewMs
+        /// At most this many consecutive undos on one entity.
+        public var undoLimit: Int = 10
+        /// The domains this replica folds; other entity types are stored only.
+        public var domains: [Domain] = [Domain(Item.self)]
+        /// The wall clock in milliseconds since 1970.
+        public var wallClock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+
+        public init() {}
+    }
+
+    /// The path of the database file.
+    public let path: String
+    /// This replica's id: the origin of the feeds it writes.
+    public let replicaID: String
+    /// The options the log was opened with.
+    public let options: Options
+
+    let db: SQLiteConnection
+    let domains: [String: Domain]
+    var interned = InternedIDs()
+
+    private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
+        self.path = path
+        self.db = db
+        self.replicaID = replicaID
+        self.options = options
+        self.domains = Dictionary(options.domains.map { ($0.entityType, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Creates a new database for replica `replicaID`; refuses when one exists.
+    public static func create(at path: String, replicaID: String, options: Options = Options()) throws -> EventLog {
+        guard !replicaID.isEmpty else { throw EventLogError.invalidEvent("a replica id must not be empty") }
+        if FileManager.default.fileExists(atPath: path) { throw EventLogError.alreadyExists(path: path) }
+        return try withWrappedErrors(path: path) {
+            let db = try SQLiteConnection(path: path, create: true)
+            try configure(db, options: options)
+            try db.writeTransaction {
+                try migrate(db, from: 0)
+                try db.execute("PRAGMA application_id = \(Schema.applicationID)")
+                try db.cached("INSERT INTO meta (key, value) VALUES ('replica_id', ?), ('clock_ms', '0')")
+                    .run([.text(replicaID)])
+            }
+            return EventLog(path: path, db: db, replicaID: replicaID, options: options)
+        }
+    }
+
+    /// Opens an existing database, migrating an older schema; refuses a
+    /// foreign, damaged or newer file without changing it.
+    public static func open(at path: String, options: Options = Options()) throws -> EventLog {
+        guard FileManager.default.fileExists(atPath: path) else { throw EventLogError.notFound(path: path) }
+        return try withWrappedErrors(path: path) {
+            let db = try SQLiteConnection(path: path, create: false)
+            let version = try checkIdentity(db, path: path)
+            try configure(db, options: options)
+            if version < Schema.currentVersion {
+                try db.writeTransaction { try migrate(db, from: version) }
+            }
+            guard let replicaID = try readMeta(db, "replica_id") else {
+                throw EventLogError.corrupt(path: path, reason: "the replica id is missing")
+            }
+            return EventLog(path: path, db: db, replicaID: replicaID, options: options)
+        }
+    }
+
+    /// Reads `application_id` and `user_version` before anything writes.
+    private static func checkIdentity(_ db: SQLiteConnection, path: String) throws -> Int {
+        let applicationID = try db.scalarInt("PRAGMA application_id") ?? 0
+        let version = Int(try db.scalarInt("PRAGMA user_version") ?? 0)
+        guard applicationID == Schema.applicationID else {
+            let tables = try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
+            let reason =
+                tables == 0
+                ? "an empty SQLite file" : "an SQLite file of another application, with \(tables) schema objects"
+            throw EventLogError.notAPeerSyncDatabase(path: path, reason: reason)
+        }
+        guard version <= Schema.currentVersion else {
+            throw EventLogError.newerSchema(path: path, found: version, supported: Schema.currentVersion)
+        }
+        return version
+    }
+
+    private static func configure(_ db: SQLiteConnection, options: Options) throws {
+        try db.execute(
+            """
+            PRAGMA busy_timeout = 10000;
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = \(options.durability.rawValue);
+            PRAGMA cache_size = -65536;
+            PRAGMA wal_autocheckpoint = 10000;
+            PRAGMA temp_store = MEMORY;
+            """)
+    }
+
+    private static func migrate(_ db: SQLiteConnection, from version: Int) throws {
+        for step in version..<Schema.currentVersion {
+            try db.execute(Schema.migrations[step])
+            try db.execute("PRAGMA user_version = \(step + 1)")
+        }
+    }
+
+    static func readMeta(_ db: SQLiteConnection, _ key: String) throws -> String? {
+        let statement = try db.cached("SELECT value FROM meta WHERE key = ?")
+        try statement.bind([.text(key)])
+        return try statement.step() ? statement.text(0) : nil
+    }
+
+    /// Runs `body`, turning SQLite failures into errors a user can act on.
+    static func withWrappedErrors<T>(path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw EventLogError.wrapping(error, path: path)
+        }
+    }
+
+    /// A write transaction; the interning caches are dropped when it fails,
+    /// since they may name rows that were rolled back.
+    func write<T>(_ body: () throws -> T) throws -> T {
+        try EventLog.withWrappedErrors(path: path) {
+            do {
+                return try db.writeTransaction(body)
+            } catch {
+                interned = InternedIDs()
+                throw error
+            }
+        }
+    }
+
+    /// A read transaction: every read inside sees one snapshot.
+    func read<T>(_ body: () throws -> T) throws -> T {
+        try EventLog.withWrappedErrors(path: path) { try db.readTransaction(body) }
+    }
+}

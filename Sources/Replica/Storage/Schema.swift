@@ -1,0 +1,92 @@
+/// The database schema and its migrations. `PRAGMA application_id` marks a
+/// PeerSync file; `PRAGMA user_version` is the schema version.
+enum Schema {
+    /// 'PSYN': tells a PeerSync database from any other SQLite file.
+    static let applicationID: Int64 = 0x5053_594E
+
+    /// The schema version this build writes.
+    static var currentVersion: Int { migrations.count }
+
+    /// `migrations[n]` takes a database from version `n` to `n + 1`.
+    /// Append new steps; never edit a released one.
+    static let migrations: [String] = [version1]
+
+    private static let version1 = """
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE feeds (
+            id         INTEGER PRIMARY KEY,
+            replica_id TEXT NOT NULL,
+            scope      TEXT NOT NULL,
+            head_seq   INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (replica_id, scope)
+        );
+
+        CREATE TABLE entities (
+            id            INTEGER PRIMARY KEY,
+            entity_type   TEXT NOT NULL,
+            entity_id     TEXT NOT NULL,
+            state         TEXT,
+            last_time_ms  INTEGER,
+            last_seq      INTEGER,
+            last_event_id BLOB,
+            UNIQUE (entity_type, entity_id)
+        );
+
+        CREATE TABLE events (
+            local_offset INTEGER PRIMARY KEY,
+            feed         INTEGER NOT NULL REFERENCES feeds (id),
+            seq          INTEGER NOT NULL,
+            event_id     BLOB NOT NULL,
+            time_ms      INTEGER NOT NULL,
+            entity       INTEGER NOT NULL REFERENCES entities (id),
+            payload      TEXT NOT NULL,
+            arrival_ms   INTEGER NOT NULL,
+            UNIQUE (feed, seq)
+        );
+        CREATE INDEX events_by_entity ON events (entity);
+
+        CREATE TABLE quarantine (
+            id            INTEGER PRIMARY KEY,
+            reason        TEXT NOT NULL,
+            replica_id    TEXT NOT NULL,
+            scope         TEXT NOT NULL,
+            seq           INTEGER NOT NULL,
+            event_id      TEXT NOT NULL,
+            held_event_id TEXT,
+            event_json    TEXT NOT NULL,
+            detected_ms   INTEGER NOT NULL,
+            UNIQUE (replica_id, scope, seq, event_id)
+        );
+
+        CREATE TABLE poison (
+            local_offset INTEGER PRIMARY KEY REFERENCES events (local_offset)
+        );
+
+        CREATE TABLE idempotency_keys (
+            key          TEXT PRIMARY KEY,
+            local_offset INTEGER NOT NULL REFERENCES events (local_offset)
+        ) WITHOUT ROWID;
+
+        CREATE VIEW event_log AS
+        SELECT e.local_offset,
+               lower(substr(hex(e.event_id), 1, 8) || '-' || substr(hex(e.event_id), 9, 4) || '-' ||
+                     substr(hex(e.event_id), 13, 4) || '-' || substr(hex(e.event_id), 17, 4) || '-' ||
+                     substr(hex(e.event_id), 21)) AS event_id,
+               f.replica_id, f.scope, e.seq, e.time_ms,
+               n.entity_type, n.entity_id, e.payload, e.arrival_ms
+        FROM events e JOIN feeds f ON f.id = e.feed JOIN entities n ON n.id = e.entity;
+
+        CREATE VIEW items AS
+        SELECT entity_id AS id,
+               json_extract(state, '$.name') AS name,
+               json_extract(state, '$.quantity') AS quantity,
+               json_extract(state, '$.note') AS note,
+               json_extract(state, '$.deleted') AS deleted,
+               json_extract(state, '$.last_modified_ms') AS last_modified_ms
+        FROM entities WHERE entity_type = 'item' AND state IS NOT NULL;
+        """
+}
