@@ -1,1 +1,46 @@
-print("todo")
+import Foundation
+import Replica
+
+/// Every command `peerd` knows, in the order `peerd --help` lists them.
+let commands: [Command] =
+    [InitCommand.command] + ItemCommands.all + ReadCommands.all + TransferCommands.all
+
+func overview() -> String {
+    var text = "usage: peerd COMMAND [ARGS] [--data DIR]\n\nPeerSync replica daemon.\n\nCommands:\n"
+    for command in commands { text += "  \(command.usage)\n" }
+    text += "\nRun `peerd COMMAND --help` for one command's help.\n"
+    return text
+}
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("peerd: \(message)\n".utf8))
+    exit(code)
+}
+
+let words = Array(CommandLine.arguments.dropFirst())
+if words.isEmpty || words == ["--help"] || words == ["help"] {
+    print(overview(), terminator: "")
+    exit(words.isEmpty ? 2 : 0)
+}
+// The longest command path that prefixes the words selects the command.
+let match = commands.filter { Array(words.prefix($0.path.count)) == $0.path }.max { $0.path.count < $1.path.count }
+guard let command = match else {
+    let known = commands.contains { $0.path.first == words[0] }
+    fail(
+        known
+            ? "\"\(words.prefix(2).joined(separator: " "))\" is not a command; see `peerd --help`"
+            : "unknown command \"\(words[0])\"; see `peerd --help`", code: 2)
+}
+let rest = Array(words.dropFirst(command.path.count))
+if rest.contains("--help") {
+    print(command.help, terminator: "")
+    exit(0)
+}
+do {
+    let arguments = try Arguments.parse(rest, flags: command.flags, options: command.options.union(["data"]))
+    try command.run(arguments, DataDirectory(option: arguments.options["data"]))
+} catch let error as UsageError {
+    fail("\(error)\n\(command.help)", code: 2)
+} catch {
+    fail("error: \(error)", code: 1)
+}

@@ -1,0 +1,70 @@
+/// A command line split into positional words, flags and options, checked
+/// against what one command accepts.
+struct Arguments: Sendable {
+    var positional: [String] = []
+    var flags: Set<String> = []
+    var options: [String: String] = [:]
+
+    /// Parses `words` for a command that takes `flags` (`--json`) and
+    /// `options` (`--data DIR` or `--data=DIR`). `--` ends option parsing.
+    static func parse(_ words: [String], flags: Set<String>, options: Set<String>) throws -> Arguments {
+        var result = Arguments()
+        var index = 0
+        var optionsEnded = false
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if optionsEnded || !word.hasPrefix("--") || word == "-" {
+                result.positional.append(word)
+                continue
+            }
+            if word == "--" {
+                optionsEnded = true
+                continue
+            }
+            let body = word.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+            if flags.contains(name) {
+                guard inlineValue == nil else { throw UsageError("--\(name) takes no value") }
+                result.flags.insert(name)
+            } else if options.contains(name) {
+                if let inlineValue {
+                    result.options[name] = inlineValue
+                } else {
+                    guard index < words.count else { throw UsageError("--\(name) needs a value") }
+                    result.options[name] = words[index]
+                    index += 1
+                }
+            } else {
+                throw UsageError("unknown option \(word)")
+            }
+        }
+        return result
+    }
+
+    func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// Exactly `names.count` positional words, named in the error when missing.
+    func positional(_ names: String...) throws -> [String] {
+        guard positional.count == names.count else {
+            if positional.count < names.count {
+                throw UsageError("missing \(names[positional.count...].joined(separator: " "))")
+            }
+            throw UsageError("unexpected argument \"\(positional[names.count])\"")
+        }
+        return positional
+    }
+}
+
+/// A mistake on the command line: printed with a hint to `--help`; exit code 2.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+/// A failure the user must act on: printed as one line; exit code 1.
+struct CommandError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Replica
+
+/// `peerd item …`: append Item events to this replica's feed.
+enum ItemCommands {
+    static let all: [Command] = [
+        Command(
+            path: ["item", "create"], usage: "item create NAME QTY [--json] [--idempotency-key KEY]",
+            summary: "Creates an item and prints its id (or the stored event with --json).",
+            flags: ["json"], options: ["idempotency-key"]
+        ) { arguments, directory in
+            let words = try arguments.positional("NAME", "QTY")
+            let event = ItemEvent.created(name: try name(words[0]), quantity: try quantity(words[1]))
+            let log = try directory.openLog()
+            let stored = try log.append(
+                NewEvent(item: UUID().uuidString.lowercased(), event),
+                idempotencyKey: arguments.options["idempotency-key"])
+            report(stored, arguments, plain: stored.event.entityID)
+        },
+        edit(["item", "rename"], "item rename ID NAME", "Renames an item.", "NAME") { .renamed(name: try name($0)) },
+        edit(["item", "qty"], "item qty ID N", "Sets an item's quantity.", "N") {
+            .quantityChanged(quantity: try quantity($0))
+        },
+        Command(
+            path: ["item", "note"], usage: "item note ID (TEXT | --clear) [--json]",
+            summary: "Sets an item's note, or clears it with --clear.",
+            flags: ["json", "clear"], options: ["idempotency-key"]
+        ) { arguments, directory in
+            let words =
+                arguments.has("clear") ? try arguments.positional("ID") : try arguments.positional("ID", "TEXT")
+            try appendEdit(.noteChanged(note: words.count == 2 ? words[1] : nil), to: words[0], arguments, directory)
+        },
+        Command(
+            path: ["item", "delete"], usage: "item delete ID [--json]", summary: "Deletes an item; deletion wins.",
+            flags: ["json"], options: ["idempotency-key"]
+        ) { arguments, directory in
+            try appendEdit(.deleted, to: try arguments.positional("ID")[0], arguments, directory)
+        },
+        Command(
+            path: ["item", "undo"], usage: "item undo ID [--json]",
+            summary: "Undoes the item's latest event that is not undone yet (at most 10 in a row).",
+            flags: ["json"]
+        ) { arguments, directory in
+            let id = try arguments.positional("ID")[0]
+            let log = try directory.openLog()
+            let stored = try log.undo(entityType: Item.entityType, entityID: id)
+            report(stored, arguments, plain: "undid an event of item \(id) (event \(stored.event.eventID.uuidString.lowercased()))")
+        },
+    ]
+
+    /// A command that appends one edit to an existing item.
+    private static func edit(
+        _ path: [String], _ usage: String, _ summary: String, _ valueName: String,
+        _ makeEvent: @escaping @Sendable (String) throws -> ItemEvent
+    ) -> Command {
+        Command(
+            path: path, usage: usage + " [--json] [--idempotency-key KEY]", summary: summary, flags: ["json"],
+            options: ["idempotency-key"]
+        ) { arguments, directory in
+            let words = try arguments.positional("ID", valueName)
+            try appendEdit(try makeEvent(words[1]), to: words[0], arguments, directory)
+        }
+    }
+
+    private static func appendEdit(
+        _ event: ItemEvent, to id: String, _ arguments: Arguments, _ directory: DataDirectory
+    ) throws {
+        let log = try directory.openLog()
+        guard let item = try log.projection(Item.self, id: id) else { throw CommandError("no item \(id)") }
+        if item.deleted { throw CommandError("item \(id) is deleted; `peerd item undo \(id)` restores it") }
+        let stored = try log.append(NewEvent(item: id, event), idempotencyKey: arguments.options["idempotency-key"])
+        report(stored, arguments, plain: "\(event.type) item \(id) (event \(stored.event.eventID.uuidString.lowercased()))")
+    }
+
+    private static func report(_ stored: StoredEvent, _ arguments: Arguments, plain: String) {
+        print(arguments.has("json") ? EventJSON.line(for: stored) : plain)
+    }
+
+    private static func name(_ text: String) throws -> String {
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw UsageError("NAME must not be empty") }
+        return text
+    }
+
+    private static func quantity(_ text: String) throws -> Int64 {
+        guard let value = Int64(text), value >= 0 else {
+            throw UsageError("quantity \"\(text)\" is not a whole number of 0 or more")
+        }
+        return value
+    }
+}
