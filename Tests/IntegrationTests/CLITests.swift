@@ -1,0 +1,161 @@
+import Foundation
+import Replica
+import Testing
+
+/// `peerd` offline commands, run as real processes on real data directories.
+@Suite("peerd offline commands")
+struct CLITests {
+    let temp: TemporaryDirectory
+    init() throws { temp = try TemporaryDirectory() }
+
+    /// Runs peerd on `dir` and requires success; returns stdout.
+    @discardableResult
+    func ok(_ arguments: [String], _ dir: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try Executables.peerd(arguments, data: temp.path(dir))
+        #expect(result.status == 0, "peerd \(arguments) failed: \(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func hash(_ dir: String) throws -> String {
+        let json = try ok(["status", "--json"], dir)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        return try #require(object["state_hash"] as? String)
+    }
+
+    @Test("init creates a replica and refuses to overwrite it")
+    func initRefusesOverwrite() throws {
+        let first = try ok(["init"], "a")
+        #expect(first.hasPrefix("initialized replica "))
+        let again = try Executables.peerd(["init"], data: temp.path("a"))
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("refusing to overwrite"))
+        #expect(try ok(["status"], "a").contains(first.split(separator: " ")[2]))
+    }
+
+    @Test("item commands fold into the listing, sorted by name, deleted ones hidden")
+    func itemLifecycle() throws {
+        try ok(["init"], "a")
+        let bolts = try ok(["item", "create", "Bolts", "5"], "a")
+        let anchors = try ok(["item", "create", "Anchors", "2"], "a")
+        try ok(["item", "qty", bolts, "8"], "a")
+        try ok(["item", "note", bolts, "aisle 4"], "a")
+        try ok(["item", "rename", anchors, "Washers"], "a")
+        let json = try ok(["items", "--json"], "a")
+        let items = try JSONDecoder().decode([Item].self, from: Data(json.utf8))
+        #expect(items.map(\.name) == ["Bolts", "Washers"])
+        #expect(items[0].quantity == 8 && items[0].note == "aisle 4")
+        try ok(["item", "note", bolts, "--clear"], "a")
+        try ok(["item", "delete", anchors], "a")
+        let visible = try JSONDecoder().decode([Item].self, from: Data(try ok(["items", "--json"], "a").utf8))
+        #expect(visible.map(\.id) == [bolts])
+        #expect(visible[0].note == nil)
+        let all = try ok(["items", "--include-deleted"], "a")
+        #expect(all.contains("deleted"))
+        try ok(["item", "undo", anchors], "a")
+        #expect(try ok(["items"], "a").contains("Washers"))
+    }
+
+    @Test("an idempotency key makes a repeated command append nothing")
+    func idempotencyKey() throws {
+        try ok(["init"], "a")
+        let first = try ok(["item", "create", "Bolts", "5", "--json", "--idempotency-key", "k1"], "a")
+        let second = try ok(["item", "create", "Bolts", "5", "--json", "--idempotency-key", "k1"], "a")
+        #expect(first == second)
+        #expect(try ok(["events", "--json"], "a").split(separator: "\n").count == 1)
+    }
+
+    @Test("export and import move events both ways and the replicas converge, deletion winning")
+    func exportImportConverges() throws {
+        try ok(["init"], "a")
+        try ok(["init"], "b")
+        let id = try ok(["item", "create", "Bolts", "5"], "a")
+        try ok(["export", temp.path("a1.ndjson").path], "a")
+        #expect(try ok(["import", temp.path("a1.ndjson").path], "b").contains("imported 1 new events"))
+        // Concurrent edits: a rename on b, a delete on a.
+        try ok(["item", "rename", id, "Screws"], "b")
+        try ok(["item", "delete", id], "a")
+        try ok(["export", temp.path("a2.ndjson").path], "a")
+        try ok(["export", temp.path("b2.ndjson").path], "b")
+        try ok(["import", temp.path("b2.ndjson").path], "a")
+        try ok(["import", temp.path("a2.ndjson").path], "b")
+        // Importing again changes nothing.
+        #expect(try ok(["import", temp.path("a2.ndjson").path], "b").contains("imported 0 new events"))
+        #expect(try hash("a") == hash("b"))
+        #expect(try ok(["items", "--json"], "a") == "[]")
+        #expect(try ok(["items", "--json"], "b") == "[]")
+        #expect(try ok(["export"], "a").split(separator: "\n").count == 3)
+    }
+
+    @Test("a bad NDJSON line is reported with its number and nothing is imported")
+    func importBadLine() throws {
+        try ok(["init"], "a")
+        try ok(["init"], "b")
+        try ok(["item", "create", "Bolts", "5"], "a")
+        try ok(["item", "create", "Nuts", "3"], "a")
+        let file = temp.path("bad.ndjson")
+        var lines = try ok(["export"], "a").split(separator: "\n").map(String.init)
+        lines.insert(#"{"replica_event_id":"not-a-uuid"}"#, at: 1)
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let result = try Executables.peerd(["import", file.path], data: temp.path("b"))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("bad.ndjson:2:"))
+        #expect(result.stderr.contains("nothing was imported"))
+        #expect(try ok(["events", "--json"], "b").isEmpty)
+    }
+
+    @Test("an unknown event type in an import is stored, replicated and counted as poison")
+    func importUnknownEventType() throws {
+        try ok(["init"], "a")
+        let line =
+            #"{"replica_event_id":"6f1c9b8e-2d3a-4c5b-9e7f-0a1b2c3d4e5f","replica_id":"r9","scope":"default","#
+            + #""replica_write_offset":1,"replica_time_ms":5,"entity_type":"item","entity_id":"i1","#
+            + #""payload":{"type":"Teleported"},"server_offset":null,"server_time_ms":null}"#
+        let file = temp.path("poison.ndjson")
+        try (line + "\n").write(to: file, atomically: true, encoding: .utf8)
+        try ok(["import", file.path], "a")
+        let status = try ok(["status", "--json"], "a")
+        #expect(status.contains(#""poison_events":1"#))
+        #expect(try ok(["export"], "a").contains("Teleported"))
+    }
+
+    @Test("bad flags, arguments and commands exit 2 with one clear line")
+    func usageErrors() throws {
+        try ok(["init"], "a")
+        for arguments in [["item", "qty", "x", "lots"], ["items", "--colour"], ["frobnicate"], ["item", "create", "A"]] {
+            let result = try Executables.peerd(arguments, data: temp.path("a"))
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.hasPrefix("peerd: "), "\(arguments)")
+        }
+        let help = try Executables.peerd(["item", "create", "--help"], data: temp.path("a"))
+        #expect(help.status == 0 && help.stdout.contains("usage: peerd item create"))
+    }
+
+    @Test("a damaged or foreign database file is refused with a clear error and left as it was")
+    func refusesBadDatabase() throws {
+        try FileManager.default.createDirectory(at: temp.path("junk"), withIntermediateDirectories: true)
+        let db = temp.path("junk/replica.db")
+        let junk = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try junk.write(to: db)
+        let result = try Executables.peerd(["status"], data: temp.path("junk"))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("damaged or not a database"))
+        #expect(try Data(contentsOf: db) == junk)
+
+        try FileManager.default.createDirectory(at: temp.path("foreign"), withIntermediateDirectories: true)
+        let foreign = temp.path("foreign/replica.db")
+        let made = try Executables.runSystem("sqlite3", [foreign.path, "CREATE TABLE notes(x); INSERT INTO notes VALUES (1);"])
+        #expect(made.status == 0)
+        let before = try Data(contentsOf: foreign)
+        let refused = try Executables.peerd(["items"], data: temp.path("foreign"))
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("not a PeerSync database"))
+        #expect(try Data(contentsOf: foreign) == before)
+    }
+
+    @Test("commands on a directory without a replica say to run init")
+    func missingReplica() throws {
+        let result = try Executables.peerd(["items"], data: temp.path("none"))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("peerd init"))
+    }
+}
