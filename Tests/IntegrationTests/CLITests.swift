@@ -121,7 +121,9 @@ struct CLITests {
     @Test("bad flags, arguments and commands exit 2 with one clear line")
     func usageErrors() throws {
         try ok(["init"], "a")
-        for arguments in [["item", "qty", "x", "lots"], ["items", "--colour"], ["frobnicate"], ["item", "create", "A"]] {
+        for arguments in [
+            ["item", "qty", "x", "lots"], ["items", "--colour"], ["frobnicate"], ["item", "create", "A"],
+        ] {
             let result = try Executables.peerd(arguments, data: temp.path("a"))
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix("peerd: "), "\(arguments)")
@@ -143,7 +145,8 @@ struct CLITests {
 
         try FileManager.default.createDirectory(at: temp.path("foreign"), withIntermediateDirectories: true)
         let foreign = temp.path("foreign/replica.db")
-        let made = try Executables.runSystem("sqlite3", [foreign.path, "CREATE TABLE notes(x); INSERT INTO notes VALUES (1);"])
+        let made = try Executables.runSystem(
+            "sqlite3", [foreign.path, "CREATE TABLE notes(x); INSERT INTO notes VALUES (1);"])
         #expect(made.status == 0)
         let before = try Data(contentsOf: foreign)
         let refused = try Executables.peerd(["items"], data: temp.path("foreign"))

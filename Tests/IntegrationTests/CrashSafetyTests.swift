@@ -65,7 +65,8 @@ struct CrashSafetyTests {
         #expect(acked.map(\.seq) == Array(1...lastAcked), "acknowledged seqs are gap-free")
         let stored = try log.events(in: feed, seqs: 1...head, limit: Int(head))
         #expect(stored.count == Int(head))
-        let storedIDs = Dictionary(uniqueKeysWithValues: stored.map { ($0.event.seq, $0.event.eventID.uuidString.lowercased()) })
+        let storedIDs = Dictionary(
+            uniqueKeysWithValues: stored.map { ($0.event.seq, $0.event.eventID.uuidString.lowercased()) })
         for ack in acked { #expect(storedIDs[ack.seq] == ack.eventID, "acked seq \(ack.seq) is held unchanged") }
         #expect(try log.eventCount() == Int64(head))
         // Each append created one item: projections agree with the events.

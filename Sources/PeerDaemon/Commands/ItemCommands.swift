@@ -44,7 +44,9 @@ enum ItemCommands {
             let id = try arguments.positional("ID")[0]
             let log = try directory.openLog()
             let stored = try log.undo(entityType: Item.entityType, entityID: id)
-            report(stored, arguments, plain: "undid an event of item \(id) (event \(stored.event.eventID.uuidString.lowercased()))")
+            report(
+                stored, arguments,
+                plain: "undid an event of item \(id) (event \(stored.event.eventID.uuidString.lowercased()))")
         },
     ]
 
@@ -69,7 +71,9 @@ enum ItemCommands {
         guard let item = try log.projection(Item.self, id: id) else { throw CommandError("no item \(id)") }
         if item.deleted { throw CommandError("item \(id) is deleted; `peerd item undo \(id)` restores it") }
         let stored = try log.append(NewEvent(item: id, event), idempotencyKey: arguments.options["idempotency-key"])
-        report(stored, arguments, plain: "\(event.type) item \(id) (event \(stored.event.eventID.uuidString.lowercased()))")
+        report(
+            stored, arguments, plain: "\(event.type) item \(id) (event \(stored.event.eventID.uuidString.lowercased()))"
+        )
     }
 
     private static func report(_ stored: StoredEvent, _ arguments: Arguments, plain: String) {

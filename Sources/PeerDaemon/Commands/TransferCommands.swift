@@ -92,14 +92,20 @@ enum TransferCommands {
         try flush()
         let problems = total.forks.map(\.description) + total.gaps.map(\.description) + total.invalid.map(\.description)
         for problem in problems { FileHandle.standardError.write(Data("peerd: warning: \(problem)\n".utf8)) }
-        print("imported \(total.stored.count) new events, \(total.duplicates) already held, from \(lines) lines of \(path)")
-        if !problems.isEmpty { throw CommandError("\(problems.count) problem(s) above; those events were not imported") }
+        print(
+            "imported \(total.stored.count) new events, \(total.duplicates) already held, from \(lines) lines of \(path)"
+        )
+        if !problems.isEmpty {
+            throw CommandError("\(problems.count) problem(s) above; those events were not imported")
+        }
     }
 
     /// Calls `body` with each non-empty line's event and line number; throws
     /// at the first bad line, naming it.
     private static func forEachEventLine(in path: String, _ body: (Event, Int) throws -> Void) throws {
-        guard let file = fopen(path, "r") else { throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard let file = fopen(path, "r") else {
+            throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
         defer { fclose(file) }
         var buffer: UnsafeMutablePointer<CChar>?
         var capacity = 0

@@ -67,7 +67,8 @@ extension EventLog {
             let offset = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs)
             heads[feed] = (feedRow, head + 1)
             inserted.append(
-                InsertedEvent(stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow)
+                InsertedEvent(
+                    stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow)
             )
         }
         for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }

@@ -66,7 +66,8 @@ extension EventLog {
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
             let offset = try insertEventRow(event, feedRow: row, entityRow: entityRow, arrivalMs: wallMs)
             inserted.append(
-                InsertedEvent(stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow))
+                InsertedEvent(
+                    stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow))
             head = event.seq
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
@@ -97,7 +98,8 @@ extension EventLog {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).run([
-            .text(reason), .text(event.feed.replicaID), .text(event.feed.scope), .int(Int64(min(event.seq, UInt64(Int64.max)))),
+            .text(reason), .text(event.feed.replicaID), .text(event.feed.scope),
+            .int(Int64(min(event.seq, UInt64(Int64.max)))),
             .text(event.eventID.lowercased), held.map { .text($0.lowercased) } ?? .null,
             .text(EventJSON.line(for: event, offset: nil, arrivalTimeMs: nil)), .int(wallMs),
         ])

@@ -28,8 +28,7 @@ extension EventLog {
         }
     }
 
-    private func foldEntity(_ entityRow: Int64, entityID: String, domain: Domain, newEvents: [StoredEvent]) throws
-    {
+    private func foldEntity(_ entityRow: Int64, entityID: String, domain: Domain, newEvents: [StoredEvent]) throws {
         let sortedNew = newEvents.sorted { $0.event.orderKey < $1.event.orderKey }
         let current = try projectionRow(entityRow)
         let appliesOnTop =

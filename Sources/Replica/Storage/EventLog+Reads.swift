@@ -22,7 +22,8 @@ extension EventLog {
     /// Page on with the last returned event's offset.
     public func events(after offset: Int64, limit: Int) throws -> [StoredEvent] {
         try read {
-            try storedEvents("WHERE e.local_offset > ? ORDER BY e.local_offset LIMIT ?", [.int(offset), .int(Int64(limit))])
+            try storedEvents(
+                "WHERE e.local_offset > ? ORDER BY e.local_offset LIMIT ?", [.int(offset), .int(Int64(limit))])
         }
     }
 
@@ -37,8 +38,10 @@ extension EventLog {
             guard let row = try feedRowID(feed, create: false) else { return [] }
             return try storedEvents(
                 "WHERE e.feed = ? AND e.seq BETWEEN ? AND ? ORDER BY e.seq LIMIT ?",
-                [.int(row), .int(Int64(range.lowerBound)), .int(Int64(min(range.upperBound, UInt64(Int64.max)))),
-                 .int(Int64(limit))])
+                [
+                    .int(row), .int(Int64(range.lowerBound)), .int(Int64(min(range.upperBound, UInt64(Int64.max)))),
+                    .int(Int64(limit)),
+                ])
         }
     }
 
