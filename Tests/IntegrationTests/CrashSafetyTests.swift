@@ -62,7 +62,12 @@ struct CrashSafetyTests {
         // Every acknowledged append is there; at most one more committed
         // between its commit and the kill.
         #expect(head >= lastAcked && head <= lastAcked + 1, "head \(head), last acked \(lastAcked)")
-        #expect(acked.map(\.seq) == Array(1...lastAcked), "acknowledged seqs are gap-free")
+        // Acks rise by one within a run; between runs one seq may be missing:
+        // the append that committed after its run's last ack was printed.
+        for (earlier, later) in zip(acked, acked.dropFirst()) {
+            #expect(
+                later.seq == earlier.seq + 1 || later.seq == earlier.seq + 2, "acks \(earlier.seq) then \(later.seq)")
+        }
         let stored = try log.events(in: feed, seqs: 1...head, limit: Int(head))
         #expect(stored.count == Int(head))
         let storedIDs = Dictionary(

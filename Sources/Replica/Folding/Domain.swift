@@ -41,6 +41,9 @@ public struct Domain: Sendable {
         }
     }
 
+    /// True when `payload` decodes as one of this domain's events.
+    func decodes(_ payload: String) -> Bool { (try? validatePayload(payload)) != nil }
+
     /// Folds `events` (in canonical order, undone ones already removed) on top of `stateJSON`.
     func fold(entityID: String, from stateJSON: String?, _ events: [Event]) -> FoldOutcome {
         foldEvents(entityID, stateJSON, events)

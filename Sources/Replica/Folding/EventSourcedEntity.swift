@@ -62,6 +62,13 @@ public struct UndoneEvent: Codable, Sendable, Hashable {
         case eventID = "event_id"
     }
 
+    /// Writes the event id in lowercase, like every id on the wire.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(eventID.uuidString.lowercased(), forKey: .eventID)
+    }
+
     /// The undo in `payload`, or nil when the payload is something else.
     static func parse(_ payload: String) -> UndoneEvent? {
         // Cheap test first: most payloads are not undos.

@@ -16,9 +16,32 @@ public struct FeedID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The scope of events that do not name one.
     public static let defaultScope = "default"
 
+    // Identity and order are by UTF-8 bytes, as SQLite compares them: Swift's
+    // `String ==` would merge ids that differ only in Unicode normalization.
+    public static func == (lhs: FeedID, rhs: FeedID) -> Bool {
+        lhs.replicaID.utf8.elementsEqual(rhs.replicaID.utf8) && lhs.scope.utf8.elementsEqual(rhs.scope.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes: replicaID.utf8)
+        hasher.combine(bytes: scope.utf8)
+    }
+
     public static func < (lhs: FeedID, rhs: FeedID) -> Bool {
-        (lhs.replicaID, lhs.scope) < (rhs.replicaID, rhs.scope)
+        if !lhs.replicaID.utf8.elementsEqual(rhs.replicaID.utf8) {
+            return lhs.replicaID.utf8.lexicographicallyPrecedes(rhs.replicaID.utf8)
+        }
+        return lhs.scope.utf8.lexicographicallyPrecedes(rhs.scope.utf8)
     }
 
     public var description: String { "\(replicaID)/\(scope)" }
+}
+
+extension Hasher {
+    /// Feeds the UTF-8 bytes of a string and a terminator, so that ids are
+    /// hashed as the bytes SQLite stores.
+    mutating func combine(bytes: String.UTF8View) {
+        for byte in bytes { combine(byte) }
+        combine(0xFF as UInt8)
+    }
 }

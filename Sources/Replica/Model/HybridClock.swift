@@ -28,7 +28,8 @@ public struct HybridClock: Sendable, Equatable {
     /// such a time is stored and folded but does not drag the clock forward.
     @discardableResult
     public mutating func observe(remoteMs: Int64, wallMs: Int64) -> Int64 {
-        let ahead = remoteMs - wallMs
+        let (ahead, overflow) = remoteMs.subtractingReportingOverflow(wallMs)
+        if overflow { return remoteMs > wallMs ? Int64.max : 0 }
         if ahead > maxSkewMs { return ahead }
         lastMs = max(lastMs, remoteMs)
         return 0

@@ -41,6 +41,9 @@ public struct VectorCursor: Hashable, Sendable, ExpressibleByDictionaryLiteral {
 
     /// How many events `other` holds that this cursor lacks.
     public func missingCount(from other: VectorCursor) -> UInt64 {
-        missing(from: other).values.reduce(0) { $0 + UInt64($1.count) }
+        missing(from: other).values.reduce(0) { total, range in
+            let (sum, overflow) = total.addingReportingOverflow(range.upperBound - range.lowerBound + 1)
+            return overflow ? UInt64.max : sum
+        }
     }
 }

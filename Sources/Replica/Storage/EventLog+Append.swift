@@ -53,7 +53,7 @@ extension EventLog {
         inserted.reserveCapacity(batch.count)
         let wallMs = options.wallClock()
         for new in batch {
-            let payload = try validated(new)
+            let (payload, notBeforeMs) = try validated(new)
             let feed = FeedID(replicaID: replicaID, scope: new.scope)
             if heads[feed] == nil {
                 let row = try feedRowID(feed, create: true)!
@@ -61,7 +61,7 @@ extension EventLog {
             }
             let (feedRow, head) = heads[feed]!
             let event = Event(
-                eventID: UUID(), feed: feed, seq: head + 1, timeMs: clock.tick(wallMs: wallMs),
+                eventID: UUID(), feed: feed, seq: head + 1, timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs),
                 entityType: new.entityType, entityID: new.entityID, payload: payload)
             let entityRow = try entityRowID(EntityKey(type: new.entityType, id: new.entityID), create: true)!
             let offset = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs)
@@ -78,8 +78,13 @@ extension EventLog {
     }
 
     /// Checks a local event against the event model and its domain; returns
-    /// the canonical payload.
-    private func validated(_ new: NewEvent) throws -> String {
+    /// the canonical payload and the earliest time the event may carry.
+    ///
+    /// An undo must sort after its target to cancel it. A target from a clock
+    /// far ahead (which the local clock does not follow) would sort after
+    /// the undo, so the undo takes at least the target's time + 1; the local
+    /// clock itself is not moved.
+    private func validated(_ new: NewEvent) throws -> (payload: String, notBeforeMs: Int64) {
         guard !new.entityType.isEmpty, !new.entityID.isEmpty, !new.scope.isEmpty else {
             throw EventLogError.invalidEvent("entity_type, entity_id and scope must not be empty")
         }
@@ -92,32 +97,38 @@ extension EventLog {
         guard case .object = payload else { throw EventLogError.invalidEvent("payload must be a JSON object") }
         let canonical = payload.canonicalText
         if payload["type"]?.stringValue == UndoneEvent.type {
-            try validateUndo(canonical, of: EntityKey(type: new.entityType, id: new.entityID))
-        } else if let domain = domains[new.entityType] {
-            try domain.validatePayload(canonical)
+            let target = try validateUndo(canonical, of: EntityKey(type: new.entityType, id: new.entityID))
+            return (canonical, target.timeMs &+ 1)
         }
-        return canonical
+        if let domain = domains[new.entityType] { try domain.validatePayload(canonical) }
+        return (canonical, Int64.min)
     }
 
-    private func validateUndo(_ payload: String, of entity: EntityKey) throws {
+    /// Checks an undo and returns its target.
+    private func validateUndo(_ payload: String, of entity: EntityKey) throws -> Event {
         guard let undo = UndoneEvent.parse(payload) else {
             throw EventLogError.invalidEvent("an Undone event needs an event_id")
         }
         let history = try entityHistory(entity).map(\.event)
-        guard history.contains(where: { $0.eventID == undo.eventID }) else {
+        guard let target = history.first(where: { $0.eventID == undo.eventID }) else {
             throw EventLogError.invalidEvent(
                 "\(entity.type) \(entity.id) has no event \(undo.eventID.lowercased) to undo")
         }
         if Fold.trailingUndoCount(inCanonicalOrder: history) >= options.undoLimit {
             throw EventLogError.undoLimitReached(entityType: entity.type, entityID: entity.id, limit: options.undoLimit)
         }
+        return target
     }
 
     /// Every event of one entity, in canonical order.
     func entityHistory(_ entity: EntityKey) throws -> [StoredEvent] {
         guard let row = try entityRowID(entity, create: false) else { return [] }
-        return try storedEvents("WHERE e.entity = ?", [.int(row)])
-            .sorted { $0.event.orderKey < $1.event.orderKey }
+        return try entityHistory(row: row)
+    }
+
+    /// Every event of the entity stored as `row`, in canonical order.
+    func entityHistory(row: Int64) throws -> [StoredEvent] {
+        try storedEvents("WHERE e.entity = ?", [.int(row)]).sorted { $0.event.orderKey < $1.event.orderKey }
     }
 
     private func eventForIdempotencyKey(_ key: String) throws -> StoredEvent? {

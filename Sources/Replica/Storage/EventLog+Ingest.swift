@@ -37,29 +37,39 @@ extension EventLog {
         var feedRow = try feedRowID(feed, create: false)
         let startHead = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
         var head = startHead
-        for (index, event) in events.enumerated() {
-            if let reason = Self.invalidReason(event) {
-                report.invalid.append(InvalidEvent(feed: feed, seq: event.seq, reason: reason))
-                try quarantine(event, reason: "invalid: \(reason)", held: nil, wallMs: wallMs)
-                return try finish(feed, feedRow, head, startHead)
-            }
-            if event.seq <= head {
-                let held = try feedRow.flatMap { try eventID(feedRow: $0, seq: event.seq) }
-                if held == event.eventID {
+        for (index, offered) in events.enumerated() {
+            if offered.seq >= 1, offered.seq <= head {
+                let held = try feedRow.flatMap { try eventID(feedRow: $0, seq: offered.seq) }
+                if held == offered.eventID {
                     report.duplicates += 1
                 } else if let held {
                     report.forks.append(
-                        Fork(feed: feed, seq: event.seq, heldEventID: held, offeredEventID: event.eventID))
-                    try quarantine(event, reason: "fork", held: held, wallMs: wallMs)
+                        Fork(feed: feed, seq: offered.seq, heldEventID: held, offeredEventID: offered.eventID))
+                    try quarantine(offered, reason: "fork", held: held, wallMs: wallMs)
                 }
                 continue
             }
-            guard event.seq == head + 1 else {
+            guard offered.seq == head + 1 || offered.seq == 0 else {
                 report.gaps.append(
                     FeedGap(
-                        feed: feed, expectedSeq: head + 1, offeredSeq: event.seq,
+                        feed: feed, expectedSeq: head + 1, offeredSeq: offered.seq,
                         rejectedCount: events.count - index))
                 break
+            }
+            let event: Event
+            switch Self.checked(offered) {
+            case .success(let canonical):
+                event = canonical
+            case .failure(let reason):
+                report.invalid.append(InvalidEvent(feed: feed, seq: offered.seq, reason: reason.description))
+                try quarantine(offered, reason: "invalid: \(reason)", held: nil, wallMs: wallMs)
+                if index + 1 < events.count {
+                    report.gaps.append(
+                        FeedGap(
+                            feed: feed, expectedSeq: offered.seq, offeredSeq: events[index + 1].seq,
+                            rejectedCount: events.count - index - 1))
+                }
+                return try finish(feed, feedRow, head, startHead)
             }
             let row = try feedRow ?? feedRowID(feed, create: true)!
             feedRow = row
@@ -79,15 +89,31 @@ extension EventLog {
         if let feedRow, head != startHead { try setHeadSeq(head, feedRow: feedRow) }
     }
 
-    /// Why an offered event cannot be stored, or nil when it can.
-    static func invalidReason(_ event: Event) -> String? {
-        if event.seq == 0 { return "seq must be 1 or more" }
-        if event.seq > UInt64(Int64.max) { return "seq is too large" }
-        if event.feed.replicaID.isEmpty || event.feed.scope.isEmpty { return "replica_id and scope must not be empty" }
-        if event.entityType.isEmpty || event.entityID.isEmpty { return "entity_type and entity_id must not be empty" }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)), object is [String: Any]
-        else { return "payload is not a JSON object" }
-        return nil
+    /// The event with its payload in canonical form, or why it cannot be stored.
+    ///
+    /// Payloads are re-encoded canonically (keys sorted, no whitespace) so that
+    /// every replica stores and exports the same text, whatever a peer sent.
+    static func checked(_ event: Event) -> Result<Event, InvalidReason> {
+        if event.seq == 0 { return .failure("seq must be 1 or more") }
+        if event.seq > UInt64(Int64.max) { return .failure("seq is too large") }
+        if event.feed.replicaID.isEmpty || event.feed.scope.isEmpty {
+            return .failure("replica_id and scope must not be empty")
+        }
+        if event.entityType.isEmpty || event.entityID.isEmpty {
+            return .failure("entity_type and entity_id must not be empty")
+        }
+        guard let payload = try? JSONValue.parse(event.payload), case .object = payload else {
+            return .failure("payload is not a JSON object")
+        }
+        var canonical = event
+        canonical.payload = payload.canonicalText
+        return .success(canonical)
+    }
+
+    /// Why an offered event breaks the event model.
+    struct InvalidReason: Error, ExpressibleByStringLiteral, CustomStringConvertible {
+        let description: String
+        init(stringLiteral value: String) { description = value }
     }
 
     private func quarantine(_ event: Event, reason: String, held: UUID?, wallMs: Int64) throws {

@@ -7,10 +7,20 @@ struct InternedIDs {
     var entities: [EntityKey: Int64] = [:]
 }
 
-/// An entity's identity: its type and id.
+/// An entity's identity: its type and id, compared by UTF-8 bytes as SQLite
+/// compares them (see `FeedID`).
 struct EntityKey: Hashable {
     var type: String
     var id: String
+
+    static func == (lhs: EntityKey, rhs: EntityKey) -> Bool {
+        lhs.type.utf8.elementsEqual(rhs.type.utf8) && lhs.id.utf8.elementsEqual(rhs.id.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes: type.utf8)
+        hasher.combine(bytes: id.utf8)
+    }
 }
 
 extension EventLog {

@@ -1,0 +1,26 @@
+import Foundation
+
+/// A fresh directory under the system temporary directory, removed with
+/// everything in it when the last reference goes away.
+///
+/// Hold it in a suite's stored property: Swift Testing makes one suite
+/// instance per test, so every test gets its own directory, and it lives
+/// until the test has returned (and closed its databases).
+final class TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("peersync-replica-tests-\(UUID().uuidString.lowercased())", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// The path of `name` inside the directory.
+    func path(_ name: String) -> String {
+        url.appendingPathComponent(name).path
+    }
+}
