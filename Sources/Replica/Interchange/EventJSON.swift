@@ -33,23 +33,38 @@ public enum EventJSON {
     /// Parses one line. `server_offset` and `server_time_ms` are ignored:
     /// they belong to the node that wrote the line.
     public static func event(fromLine line: String) throws -> Event {
-        let wire: Wire
+        let object: [String: JSONValue]
         do {
-            wire = try JSONDecoder().decode(Wire.self, from: Data(line.utf8))
-        } catch {
-            throw EventJSONError(reason: DecodingFailure(error).description)
+            guard case .object(let members) = try JSONValue.parse(line) else {
+                throw EventJSONError(reason: "a line must be a JSON object")
+            }
+            object = members
+        } catch let error as JSONParser.Failure {
+            throw EventJSONError(reason: "not JSON: \(error)")
         }
-        guard let eventID = UUID(uuidString: wire.replica_event_id) else {
-            throw EventJSONError(reason: "replica_event_id \"\(wire.replica_event_id)\" is not a UUID")
+        func string(_ key: String) throws -> String {
+            guard let value = object[key] else { throw EventJSONError(reason: "missing field \"\(key)\"") }
+            guard case .string(let text) = value else { throw EventJSONError(reason: "\"\(key)\" must be a string") }
+            return text
         }
-        guard wire.replica_write_offset >= 1 else {
-            throw EventJSONError(reason: "replica_write_offset must be 1 or more")
+        func integer(_ key: String) throws -> Int64 {
+            guard let value = object[key] else { throw EventJSONError(reason: "missing field \"\(key)\"") }
+            guard case .int(let number) = value else { throw EventJSONError(reason: "\"\(key)\" must be an integer") }
+            return number
         }
-        guard case .object = wire.payload else { throw EventJSONError(reason: "payload must be a JSON object") }
+        let idText = try string("replica_event_id")
+        guard let eventID = UUID(uuidString: idText) else {
+            throw EventJSONError(reason: "replica_event_id \"\(idText)\" is not a UUID")
+        }
+        let seq = try integer("replica_write_offset")
+        guard seq >= 1 else { throw EventJSONError(reason: "replica_write_offset must be 1 or more") }
+        guard let payload = object["payload"] else { throw EventJSONError(reason: "missing field \"payload\"") }
+        guard case .object = payload else { throw EventJSONError(reason: "payload must be a JSON object") }
+        let scope = object["scope"] == nil || object["scope"] == .null ? FeedID.defaultScope : try string("scope")
         return Event(
-            eventID: eventID, feed: FeedID(replicaID: wire.replica_id, scope: wire.scope ?? FeedID.defaultScope),
-            seq: wire.replica_write_offset, timeMs: wire.replica_time_ms, entityType: wire.entity_type,
-            entityID: wire.entity_id, payload: wire.payload.canonicalText)
+            eventID: eventID, feed: FeedID(replicaID: try string("replica_id"), scope: scope), seq: UInt64(seq),
+            timeMs: try integer("replica_time_ms"), entityType: try string("entity_type"),
+            entityID: try string("entity_id"), payload: payload.canonicalText)
     }
 
     /// A JSON string literal for `text`.
@@ -69,19 +84,6 @@ public enum EventJSON {
             }
         }
         return result + "\""
-    }
-
-    // Field names as on the wire.
-    // swift-format-ignore: AlwaysUseLowerCamelCase
-    private struct Wire: Decodable {
-        var replica_event_id: String
-        var replica_id: String
-        var scope: String?
-        var replica_write_offset: UInt64
-        var replica_time_ms: Int64
-        var entity_type: String
-        var entity_id: String
-        var payload: JSONValue
     }
 }
 

@@ -42,13 +42,16 @@ public enum JSONValue: Hashable, Sendable, Codable {
         }
     }
 
-    /// Parses JSON text.
-    public static func parse(_ text: String) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-    }
+    /// Parses JSON text (strict RFC 8259).
+    public static func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(text) }
 
-    /// The canonical text: no whitespace, keys sorted.
-    public var canonicalText: String { CanonicalJSON.text(of: self) }
+    /// The canonical text: compact, object keys in UTF-8 byte order, so equal
+    /// values give equal bytes on every replica.
+    public var canonicalText: String {
+        var text = ""
+        writeCanonical(to: &text)
+        return text
+    }
 
     /// The value of `key` when this is an object.
     public subscript(key: String) -> JSONValue? {
@@ -66,10 +69,16 @@ public enum JSONValue: Hashable, Sendable, Codable {
 /// Canonical JSON text: compact, keys sorted, the same bytes on every replica
 /// for the same value. Used for payloads, projections and the state hash.
 public enum CanonicalJSON {
-    /// Encodes any `Encodable` value canonically.
-    public static func text<T: Encodable>(of value: T) -> String {
+    // Configured once: making a coder costs about as much as using it.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    private static let decoder = JSONDecoder()
+
+    /// Encodes any `Encodable` value canonically.
+    public static func text<T: Encodable>(of value: T) -> String {
         // Encoding plain Codable values built from strings and numbers cannot fail.
         guard let data = try? encoder.encode(value) else {
             preconditionFailure("canonical JSON encoding failed for \(T.self)")
@@ -79,6 +88,6 @@ public enum CanonicalJSON {
 
     /// Decodes a value from JSON text.
     public static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try JSONDecoder().decode(type, from: Data(text.utf8))
+        try decoder.decode(type, from: Data(text.utf8))
     }
 }
