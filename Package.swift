@@ -19,8 +19,9 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["Replica"]),
         .executableTarget(name: "PeerDaemon", dependencies: ["Replica"]),
         .executableTarget(name: "PeerBench", dependencies: ["Replica", "CSQLite"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Replica"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Replica", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

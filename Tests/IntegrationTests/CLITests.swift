@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import TestSupport
 import Testing
 
 /// `peerd` offline commands, run as real processes on real data directories.
@@ -11,7 +12,7 @@ struct CLITests {
     /// Runs peerd on `dir` and requires success; returns stdout.
     @discardableResult
     func ok(_ arguments: [String], _ dir: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let result = try Executables.peerd(arguments, data: temp.path(dir))
+        let result = try Executables.peerd(arguments, data: temp.url(dir))
         #expect(result.status == 0, "peerd \(arguments) failed: \(result.stderr)", sourceLocation: sourceLocation)
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -26,7 +27,7 @@ struct CLITests {
     func initRefusesOverwrite() throws {
         let first = try ok(["init"], "a")
         #expect(first.hasPrefix("initialized replica "))
-        let again = try Executables.peerd(["init"], data: temp.path("a"))
+        let again = try Executables.peerd(["init"], data: temp.url("a"))
         #expect(again.status == 1)
         #expect(again.stderr.contains("refusing to overwrite"))
         #expect(try ok(["status"], "a").contains(first.split(separator: " ")[2]))
@@ -69,17 +70,17 @@ struct CLITests {
         try ok(["init"], "a")
         try ok(["init"], "b")
         let id = try ok(["item", "create", "Bolts", "5"], "a")
-        try ok(["export", temp.path("a1.ndjson").path], "a")
-        #expect(try ok(["import", temp.path("a1.ndjson").path], "b").contains("imported 1 new events"))
+        try ok(["export", temp.url("a1.ndjson").path], "a")
+        #expect(try ok(["import", temp.url("a1.ndjson").path], "b").contains("imported 1 new events"))
         // Concurrent edits: a rename on b, a delete on a.
         try ok(["item", "rename", id, "Screws"], "b")
         try ok(["item", "delete", id], "a")
-        try ok(["export", temp.path("a2.ndjson").path], "a")
-        try ok(["export", temp.path("b2.ndjson").path], "b")
-        try ok(["import", temp.path("b2.ndjson").path], "a")
-        try ok(["import", temp.path("a2.ndjson").path], "b")
+        try ok(["export", temp.url("a2.ndjson").path], "a")
+        try ok(["export", temp.url("b2.ndjson").path], "b")
+        try ok(["import", temp.url("b2.ndjson").path], "a")
+        try ok(["import", temp.url("a2.ndjson").path], "b")
         // Importing again changes nothing.
-        #expect(try ok(["import", temp.path("a2.ndjson").path], "b").contains("imported 0 new events"))
+        #expect(try ok(["import", temp.url("a2.ndjson").path], "b").contains("imported 0 new events"))
         #expect(try hash("a") == hash("b"))
         #expect(try ok(["items", "--json"], "a") == "[]")
         #expect(try ok(["items", "--json"], "b") == "[]")
@@ -92,11 +93,11 @@ struct CLITests {
         try ok(["init"], "b")
         try ok(["item", "create", "Bolts", "5"], "a")
         try ok(["item", "create", "Nuts", "3"], "a")
-        let file = temp.path("bad.ndjson")
+        let file = temp.url("bad.ndjson")
         var lines = try ok(["export"], "a").split(separator: "\n").map(String.init)
         lines.insert(#"{"replica_event_id":"not-a-uuid"}"#, at: 1)
         try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
-        let result = try Executables.peerd(["import", file.path], data: temp.path("b"))
+        let result = try Executables.peerd(["import", file.path], data: temp.url("b"))
         #expect(result.status == 1)
         #expect(result.stderr.contains("bad.ndjson:2:"))
         #expect(result.stderr.contains("nothing was imported"))
@@ -110,7 +111,7 @@ struct CLITests {
             #"{"replica_event_id":"6f1c9b8e-2d3a-4c5b-9e7f-0a1b2c3d4e5f","replica_id":"r9","scope":"default","#
             + #""replica_write_offset":1,"replica_time_ms":5,"entity_type":"item","entity_id":"i1","#
             + #""payload":{"type":"Teleported"},"server_offset":null,"server_time_ms":null}"#
-        let file = temp.path("poison.ndjson")
+        let file = temp.url("poison.ndjson")
         try (line + "\n").write(to: file, atomically: true, encoding: .utf8)
         try ok(["import", file.path], "a")
         let status = try ok(["status", "--json"], "a")
@@ -124,32 +125,32 @@ struct CLITests {
         for arguments in [
             ["item", "qty", "x", "lots"], ["items", "--colour"], ["frobnicate"], ["item", "create", "A"],
         ] {
-            let result = try Executables.peerd(arguments, data: temp.path("a"))
+            let result = try Executables.peerd(arguments, data: temp.url("a"))
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix("peerd: "), "\(arguments)")
         }
-        let help = try Executables.peerd(["item", "create", "--help"], data: temp.path("a"))
+        let help = try Executables.peerd(["item", "create", "--help"], data: temp.url("a"))
         #expect(help.status == 0 && help.stdout.contains("usage: peerd item create"))
     }
 
     @Test("a damaged or foreign database file is refused with a clear error and left as it was")
     func refusesBadDatabase() throws {
-        try FileManager.default.createDirectory(at: temp.path("junk"), withIntermediateDirectories: true)
-        let db = temp.path("junk/replica.db")
+        try FileManager.default.createDirectory(at: temp.url("junk"), withIntermediateDirectories: true)
+        let db = temp.url("junk/replica.db")
         let junk = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         try junk.write(to: db)
-        let result = try Executables.peerd(["status"], data: temp.path("junk"))
+        let result = try Executables.peerd(["status"], data: temp.url("junk"))
         #expect(result.status == 1)
         #expect(result.stderr.contains("damaged or not a database"))
         #expect(try Data(contentsOf: db) == junk)
 
-        try FileManager.default.createDirectory(at: temp.path("foreign"), withIntermediateDirectories: true)
-        let foreign = temp.path("foreign/replica.db")
+        try FileManager.default.createDirectory(at: temp.url("foreign"), withIntermediateDirectories: true)
+        let foreign = temp.url("foreign/replica.db")
         let made = try Executables.runSystem(
             "sqlite3", [foreign.path, "CREATE TABLE notes(x); INSERT INTO notes VALUES (1);"])
         #expect(made.status == 0)
         let before = try Data(contentsOf: foreign)
-        let refused = try Executables.peerd(["items"], data: temp.path("foreign"))
+        let refused = try Executables.peerd(["items"], data: temp.url("foreign"))
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("not a PeerSync database"))
         #expect(try Data(contentsOf: foreign) == before)
@@ -157,7 +158,7 @@ struct CLITests {
 
     @Test("commands on a directory without a replica say to run init")
     func missingReplica() throws {
-        let result = try Executables.peerd(["items"], data: temp.path("none"))
+        let result = try Executables.peerd(["items"], data: temp.url("none"))
         #expect(result.status == 1)
         #expect(result.stderr.contains("peerd init"))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import TestSupport
 import Testing
 
 /// A real writer process is killed with SIGKILL mid-append; the reopened
@@ -15,7 +16,7 @@ struct CrashSafetyTests {
     @Test("kill -9 mid-append loses no acknowledged event and leaves cursor, events and projections in agreement")
     func killNineDuringAppends() throws {
         let temp = try TemporaryDirectory()
-        let file = temp.path("replica.db").path
+        let file = temp.url("replica.db").path
         var acked: [Ack] = []
         for round in 0..<3 {
             let target = 40 + round * 70

@@ -6,12 +6,13 @@ import Foundation
 /// Hold it in a suite's stored property: Swift Testing makes one suite
 /// instance per test, so every test gets its own directory, and it lives
 /// until the test has returned (and closed its databases).
-final class TemporaryDirectory {
-    let url: URL
+public final class TemporaryDirectory {
+    /// The directory.
+    public let url: URL
 
-    init() throws {
+    public init() throws {
         url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("peersync-replica-tests-\(UUID().uuidString.lowercased())", isDirectory: true)
+            .appendingPathComponent("peersync-tests-\(UUID().uuidString.lowercased())", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
     }
 
@@ -20,7 +21,12 @@ final class TemporaryDirectory {
     }
 
     /// The path of `name` inside the directory.
-    func path(_ name: String) -> String {
+    public func path(_ name: String) -> String {
         url.appendingPathComponent(name).path
+    }
+
+    /// The URL of `name` inside the directory.
+    public func url(_ name: String) -> URL {
+        url.appendingPathComponent(name)
     }
 }
