@@ -69,13 +69,29 @@ public struct UndoneEvent: Codable, Sendable, Hashable {
         try container.encode(eventID.uuidString.lowercased(), forKey: .eventID)
     }
 
+    private static let marker = Array(#""Undone""#.utf8)
+
     /// The undo in `payload`, or nil when the payload is something else.
     static func parse(_ payload: String) -> UndoneEvent? {
         // Cheap test first: most payloads are not undos.
-        guard payload.contains(#""Undone""#) else { return nil }
+        guard payload.utf8.contains(subsequence: UndoneEvent.marker) else { return nil }
         guard let undo = try? CanonicalJSON.decode(UndoneEvent.self, from: payload),
             undo.type == UndoneEvent.type
         else { return nil }
         return undo
+    }
+}
+
+extension String.UTF8View {
+    /// True when `needle` occurs in these bytes. (`String.contains` goes
+    /// through Foundation's locale-aware search, far slower on a hot path.)
+    func contains(subsequence needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        var index = startIndex
+        while let found = self[index...].firstIndex(of: first) {
+            if self[found...].starts(with: needle) { return true }
+            index = self.index(after: found)
+        }
+        return false
     }
 }

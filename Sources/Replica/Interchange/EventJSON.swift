@@ -69,6 +69,10 @@ public enum EventJSON {
 
     /// A JSON string literal for `text`.
     public static func quoted(_ text: String) -> String {
+        // Most ids, names and notes need no escape: copy them whole.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -66,28 +66,22 @@ public enum JSONValue: Hashable, Sendable, Codable {
     }
 }
 
-/// Canonical JSON text: compact, keys sorted, the same bytes on every replica
-/// for the same value. Used for payloads, projections and the state hash.
+/// Canonical JSON text: compact, keys in UTF-8 byte order, the same bytes on
+/// every replica for the same value. Used for payloads, projections and the
+/// state hash.
 public enum CanonicalJSON {
-    // Configured once: making a coder costs about as much as using it.
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-    private static let decoder = JSONDecoder()
-
     /// Encodes any `Encodable` value canonically.
     public static func text<T: Encodable>(of value: T) -> String {
-        // Encoding plain Codable values built from strings and numbers cannot fail.
-        guard let data = try? encoder.encode(value) else {
-            preconditionFailure("canonical JSON encoding failed for \(T.self)")
+        // Plain Codable values built from strings, integers and finite numbers cannot fail.
+        do {
+            return try JSONValueEncoder.canonicalText(of: value)
+        } catch {
+            preconditionFailure("canonical JSON encoding failed for \(T.self): \(error)")
         }
-        return String(decoding: data, as: UTF8.self)
     }
 
     /// Decodes a value from JSON text.
     public static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try decoder.decode(type, from: Data(text.utf8))
+        try JSONValueDecoder.decode(type, from: text)
     }
 }

@@ -90,6 +90,16 @@ extension UUID {
         self.init(uuid: tuple)
     }
 
+    /// A random (version 4) UUID from the system's generator.
+    /// (`UUID()` opens /dev/urandom on every call here, a measurable cost per append.)
+    static func random() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(bytes: bytes)!
+    }
+
     /// The lowercase textual form used on the wire and in exports.
     var lowercased: String { uuidString.lowercased() }
 }
