@@ -1,1 +1,22 @@
-print("todo")
+import Foundation
+
+// peerd-bench: the storage benchmark (see docs/performance.md), or with
+// `crash-writer` the acknowledging writer of the crash integration test.
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    if arguments.first == "crash-writer" {
+        try CrashWriter.parse(Array(arguments.dropFirst())).run()
+    } else {
+        try BenchmarkRun(options: BenchOptions.parse(arguments)).run()
+    }
+} catch let error as UsageError {
+    if error.message == nil {
+        print(error.description)
+        exit(0)
+    }
+    FileHandle.standardError.write(Data((error.description + "\n").utf8))
+    exit(2)
+} catch {
+    FileHandle.standardError.write(Data("peerd-bench: \(error)\n".utf8))
+    exit(1)
+}

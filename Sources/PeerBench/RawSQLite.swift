@@ -1,0 +1,251 @@
+import CSQLite
+
+/// A table shaped like `events` in `Sources/Replica/Storage/Schema.swift`,
+/// written through the SQLite C API with nothing in between: prepared
+/// statements, rebound per row. It stores the same bytes as the event log,
+/// which makes it the ceiling for the library's rates.
+final class RawEventTable {
+    /// Which indexes and statements a write carries besides the row itself.
+    enum Shape {
+        /// Only `local_offset INTEGER PRIMARY KEY`: rows go to the right edge of one B-tree.
+        case primaryKeyOnly
+        /// Also `UNIQUE (feed, seq)` and the index on `entity`, as in `events`.
+        case sameIndexes
+        /// For analysis: `UNIQUE (feed, seq)` but no index on `entity`.
+        case feedSeqIndexOnly
+        /// For analysis: the statements `EventLog.append` runs, without the
+        /// Swift around them. Per batch: read the clock and the feed head,
+        /// insert the rows (and new `entities` rows, `UNIQUE (entity_type,
+        /// entity_id)`), update the head and the clock; then per distinct
+        /// entity read its projection row and update it with a ~150-byte state.
+        case eventLogStatements
+    }
+
+    private let db: OpaquePointer
+    private let shape: Shape
+    private var statements: [String: OpaquePointer] = [:]
+    private var entityRows: [String: Int64] = [:]
+    private var clockMs: Int64 = 0
+    private var headSeq: Int64 = 0
+
+    /// Creates the database and its tables; the pragmas are those `EventLog`
+    /// sets (WAL, `synchronous=FULL`, 64 MiB cache, checkpoint every 10,000
+    /// pages), so that only the work differs.
+    init(path: String, shape: Shape) throws {
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else {
+            if let handle { sqlite3_close_v2(handle) }
+            throw RawSQLiteError(code: rc, message: "cannot open \(path)")
+        }
+        db = handle
+        self.shape = shape
+        do {
+            try execute(
+                """
+                PRAGMA journal_mode = WAL;
+                PRAGMA synchronous = FULL;
+                PRAGMA cache_size = -65536;
+                PRAGMA wal_autocheckpoint = 10000;
+                PRAGMA temp_store = MEMORY;
+                CREATE TABLE events (
+                    local_offset INTEGER PRIMARY KEY,
+                    feed         INTEGER NOT NULL,
+                    seq          INTEGER NOT NULL,
+                    event_id     BLOB NOT NULL,
+                    time_ms      INTEGER NOT NULL,
+                    entity       INTEGER NOT NULL,
+                    payload      TEXT NOT NULL,
+                    arrival_ms   INTEGER NOT NULL
+                );
+                """)
+            if shape != .primaryKeyOnly {
+                try execute("CREATE UNIQUE INDEX events_by_feed_seq ON events (feed, seq)")
+            }
+            if shape == .sameIndexes || shape == .eventLogStatements {
+                try execute("CREATE INDEX events_by_entity ON events (entity)")
+            }
+            if shape == .eventLogStatements {
+                try execute(
+                    """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                    INSERT INTO meta (key, value) VALUES ('clock_ms', '0');
+                    CREATE TABLE feeds (
+                        id INTEGER PRIMARY KEY, replica_id TEXT NOT NULL, scope TEXT NOT NULL,
+                        head_seq INTEGER NOT NULL DEFAULT 0, UNIQUE (replica_id, scope));
+                    INSERT INTO feeds (id, replica_id, scope) VALUES (1, 'bench-local', 'default');
+                    CREATE TABLE entities (
+                        id INTEGER PRIMARY KEY, entity_type TEXT NOT NULL, entity_id TEXT NOT NULL,
+                        state TEXT, last_time_ms INTEGER, last_seq INTEGER, last_event_id BLOB,
+                        UNIQUE (entity_type, entity_id));
+                    """)
+            }
+        } catch {
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(db)
+    }
+
+    /// Inserts `rows` in one transaction and one commit.
+    func insert(_ rows: [RawRow]) throws {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            if shape == .eventLogStatements {
+                try insertLikeEventLog(rows)
+            } else {
+                for row in rows { try insertEventRow(row, entity: row.entity) }
+            }
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func insertEventRow(_ row: RawRow, entity: Int64) throws {
+        let insert = try prepared(
+            """
+            INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        sqlite3_bind_int64(insert, 1, row.feed)
+        sqlite3_bind_int64(insert, 2, row.seq)
+        bind(row.eventID, at: 3, in: insert)
+        sqlite3_bind_int64(insert, 4, row.timeMs)
+        sqlite3_bind_int64(insert, 5, entity)
+        bind(row.payload, at: 6, in: insert)
+        sqlite3_bind_int64(insert, 7, row.arrivalMs)
+        try run(insert)
+    }
+
+    private func insertLikeEventLog(_ rows: [RawRow]) throws {
+        clockMs = try scalar("SELECT value FROM meta WHERE key = 'clock_ms'")
+        headSeq = try scalar("SELECT head_seq FROM feeds WHERE id = 1")
+        var touched: [(entity: Int64, row: RawRow)] = []
+        var seen: Set<Int64> = []
+        for row in rows {
+            let entity = try entityRow(row.entityID)
+            try insertEventRow(row, entity: entity)
+            headSeq += 1
+            clockMs = max(clockMs + 1, row.timeMs)
+            if seen.insert(entity).inserted { touched.append((entity, row)) }
+        }
+        let setHead = try prepared("UPDATE feeds SET head_seq = ? WHERE id = 1")
+        sqlite3_bind_int64(setHead, 1, headSeq)
+        try run(setHead)
+        let setClock = try prepared("UPDATE meta SET value = ? WHERE key = 'clock_ms'")
+        bind(String(clockMs), at: 1, in: setClock)
+        try run(setClock)
+        for (entity, row) in touched {
+            let read = try prepared(
+                "SELECT state, last_time_ms, last_seq, last_event_id FROM entities WHERE id = ? AND state IS NOT NULL")
+            sqlite3_bind_int64(read, 1, entity)
+            while sqlite3_step(read) == SQLITE_ROW {}
+            sqlite3_reset(read)
+            let update = try prepared(
+                "UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ? WHERE id = ?")
+            bind(RawEventTable.state(of: row), at: 1, in: update)
+            sqlite3_bind_int64(update, 2, row.timeMs)
+            sqlite3_bind_int64(update, 3, row.seq)
+            bind(row.eventID, at: 4, in: update)
+            sqlite3_bind_int64(update, 5, entity)
+            try run(update)
+        }
+    }
+
+    /// The entity row, made on first sight (looked up first, as `EventLog` does for an id it has not cached).
+    private func entityRow(_ entityID: String) throws -> Int64 {
+        if let row = entityRows[entityID] { return row }
+        let select = try prepared("SELECT id FROM entities WHERE entity_type = 'item' AND entity_id = ?")
+        bind(entityID, at: 1, in: select)
+        let found = sqlite3_step(select) == SQLITE_ROW ? sqlite3_column_int64(select, 0) : nil
+        sqlite3_reset(select)
+        if let found {
+            entityRows[entityID] = found
+            return found
+        }
+        let insert = try prepared("INSERT INTO entities (entity_type, entity_id) VALUES ('item', ?)")
+        bind(entityID, at: 1, in: insert)
+        try run(insert)
+        let row = sqlite3_last_insert_rowid(db)
+        entityRows[entityID] = row
+        return row
+    }
+
+    /// A projection of the size `Item` folds to.
+    private static func state(of row: RawRow) -> String {
+        #"{"deleted":false,"id":"\#(row.entityID)","last_modified_ms":\#(row.timeMs),"#
+            + #""name":"Zinc-plated hex bolt ISO 4017 M6x40, box of 100","note":null,"quantity":\#(row.seq % 1000)}"#
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw failure(rc) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ bytes: [UInt8], at index: Int32, in statement: OpaquePointer) {
+        _ = bytes.withUnsafeBytes { csqlite_bind_blob_transient(statement, index, $0.baseAddress, Int32($0.count)) }
+    }
+
+    private func bind(_ text: String, at index: Int32, in statement: OpaquePointer) {
+        _ = text.withCString { csqlite_bind_text_transient(statement, index, $0, Int32(text.utf8.count)) }
+    }
+
+    /// Steps a statement that returns no rows, then resets it.
+    private func run(_ statement: OpaquePointer) throws {
+        let rc = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        guard rc == SQLITE_DONE else { throw failure(rc) }
+    }
+
+    private func scalar(_ sql: String) throws -> Int64 {
+        let statement = try prepared(sql)
+        defer { sqlite3_reset(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { throw failure(SQLITE_ERROR) }
+        return sqlite3_column_int64(statement, 0)
+    }
+
+    private func execute(_ sql: String) throws {
+        let rc = sqlite3_exec(db, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw failure(rc) }
+    }
+
+    private func failure(_ rc: Int32) -> RawSQLiteError {
+        RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db)))
+    }
+
+    /// The version of the SQLite library linked in, e.g. `3.40.1`.
+    static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+}
+
+/// One row of `RawEventTable`: the columns of `events` with their values.
+struct RawRow {
+    var feed: Int64
+    var seq: Int64
+    /// 16 bytes, like a stored event id.
+    var eventID: [UInt8]
+    var timeMs: Int64
+    /// The interned entity number (what `events.entity` holds).
+    var entity: Int64
+    /// The entity's text id, for `Shape.eventLogStatements`.
+    var entityID: String
+    var payload: String
+    var arrivalMs: Int64
+}
+
+/// A failed SQLite call in the raw baseline.
+struct RawSQLiteError: Error, CustomStringConvertible {
+    var code: Int32
+    var message: String
+
+    var description: String { "SQLite error \(code): \(message)" }
+}
