@@ -65,9 +65,11 @@ final class SQLiteConnection {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            finishStatements()
             try execute("COMMIT")
             return result
         } catch {
+            finishStatements()
             try? execute("ROLLBACK")
             throw error
         }
@@ -76,8 +78,18 @@ final class SQLiteConnection {
     /// Runs `body` in a read transaction so that all its reads see one snapshot.
     func readTransaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
-        defer { try? execute("COMMIT") }
+        defer {
+            finishStatements()
+            try? execute("COMMIT")
+        }
         return try body()
+    }
+
+    /// Resets every cached statement. A statement left on a row keeps a read
+    /// snapshot open after its transaction ends, and an open snapshot stops
+    /// checkpoints from recycling the WAL, which then grows without bound.
+    func finishStatements() {
+        for statement in statementCache.values { statement.reset() }
     }
 
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }

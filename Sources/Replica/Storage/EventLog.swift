@@ -80,7 +80,9 @@ public final class EventLog {
             if version < Schema.currentVersion {
                 try db.writeTransaction { try migrate(db, from: version) }
             }
-            guard let replicaID = try readMeta(db, "replica_id") else {
+            let replicaID = try readMeta(db, "replica_id")
+            db.finishStatements()
+            guard let replicaID else {
                 throw EventLogError.corrupt(path: path, reason: "the replica id is missing")
             }
             return EventLog(path: path, db: db, replicaID: replicaID, options: options)
