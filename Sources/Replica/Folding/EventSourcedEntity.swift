@@ -87,11 +87,20 @@ extension String.UTF8View {
     /// through Foundation's locale-aware search, far slower on a hot path.)
     func contains(subsequence needle: [UInt8]) -> Bool {
         guard let first = needle.first else { return true }
-        var index = startIndex
-        while let found = self[index...].firstIndex(of: first) {
-            if self[found...].starts(with: needle) { return true }
-            index = self.index(after: found)
+        let found = withContiguousStorageIfAvailable { bytes -> Bool in
+            guard bytes.count >= needle.count else { return false }
+            for start in 0...(bytes.count - needle.count) where bytes[start] == first {
+                if needle.indices.allSatisfy({ bytes[start + $0] == needle[$0] }) { return true }
+            }
+            return false
         }
-        return false
+        return found ?? Array(self).contains(subsequence: needle)
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate func contains(subsequence needle: [UInt8]) -> Bool {
+        guard needle.count <= count else { return false }
+        return (0...(count - needle.count)).contains { self[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 }
