@@ -99,6 +99,7 @@ struct IngestTests {
         let quarantined = try log.quarantined()
         #expect(quarantined.count == 1)
         #expect(quarantined.first?.reason == "fork")
+        #expect(try log.forkCount() == 1)
         #expect(quarantined.first?.eventID == impostor.eventID.uuidString.lowercased())
         #expect(quarantined.first?.heldEventID == events[1].eventID.uuidString.lowercased())
         #expect(try log.events(after: 0, limit: 10).map(\.event) == events)

@@ -70,7 +70,7 @@ struct ReplicaStatus: Encodable {
     var cursor: [CursorEntry]
     var event_count: Int64
     var state_hash: String
-    var forks: Int
+    var forks: Int64
     var poison_events: Int64
 
     init(log: EventLog) throws {
@@ -79,7 +79,7 @@ struct ReplicaStatus: Encodable {
         self.cursor = cursor.feeds.map { CursorEntry(replica_id: $0.replicaID, scope: $0.scope, seq: cursor[$0]) }
         event_count = try log.eventCount()
         state_hash = try log.stateHash()
-        forks = try log.quarantined().filter { $0.reason == "fork" }.count
+        forks = try log.forkCount()
         poison_events = try log.poisonEventCount()
     }
 

@@ -80,6 +80,11 @@ extension EventLog {
         }
     }
 
+    /// How many forks have been found (distinct offered events at held slots).
+    public func forkCount() throws -> Int64 {
+        try read { try db.scalarInt("SELECT count(*) FROM quarantine WHERE reason = 'fork'") ?? 0 }
+    }
+
     /// How many stored events the fold skips because their payload does not decode.
     public func poisonEventCount() throws -> Int64 {
         try read { try db.scalarInt("SELECT count(*) FROM poison") ?? 0 }
