@@ -2,19 +2,46 @@ import Foundation
 
 /// The folding rules every domain shares: canonical order, undo, poison.
 enum Fold {
+    /// An entity's history split for folding, each payload examined once.
+    struct Resolution {
+        /// The events the fold applies: neither undos nor undone, in canonical order.
+        var effective: [Event] = []
+        /// The domain events an undo cancelled: not applied, still checked for poison.
+        var cancelled: [Event] = []
+    }
+
+    /// Splits a history sorted in canonical order into what the fold applies
+    /// and what undos cancelled; the undos themselves are in neither.
+    static func resolve(inCanonicalOrder history: [Event]) -> Resolution {
+        let undos = history.map { UndoneEvent.parse($0.payload) }
+        let cancelledIDs = cancelledEventIDs(history, undos: undos)
+        var resolution = Resolution()
+        for (event, undo) in zip(history, undos) where undo == nil {
+            if cancelledIDs.contains(event.eventID) {
+                resolution.cancelled.append(event)
+            } else {
+                resolution.effective.append(event)
+            }
+        }
+        return resolution
+    }
+
     /// The events that a kept `Undone` cancels, for an entity history sorted
     /// in canonical order. Walking from the newest event back, a kept undo
     /// cancels its target when the target sorts before it; an undo of an
     /// undo therefore restores the first target. An undo whose target is
     /// missing or sorts later cancels nothing.
     static func cancelledEventIDs(inCanonicalOrder history: [Event]) -> Set<UUID> {
+        cancelledEventIDs(history, undos: history.map { UndoneEvent.parse($0.payload) })
+    }
+
+    /// As above, with each event's parsed undo (nil for other events) given.
+    private static func cancelledEventIDs(_ history: [Event], undos: [UndoneEvent?]) -> Set<UUID> {
         var cancelled: Set<UUID> = []
         var indexByID: [UUID: Int] = [:]
         for (index, event) in history.enumerated() { indexByID[event.eventID] = index }
-        for (index, event) in history.enumerated().reversed() {
-            guard !cancelled.contains(event.eventID), let undo = UndoneEvent.parse(event.payload) else {
-                continue
-            }
+        for index in history.indices.reversed() {
+            guard !cancelled.contains(history[index].eventID), let undo = undos[index] else { continue }
             if let targetIndex = indexByID[undo.eventID], targetIndex < index {
                 cancelled.insert(undo.eventID)
             }
@@ -34,9 +61,6 @@ enum Fold {
 
     /// The newest event that an undo would cancel: not an undo, not cancelled.
     static func undoTarget(inCanonicalOrder history: [Event]) -> Event? {
-        let cancelled = cancelledEventIDs(inCanonicalOrder: history)
-        return history.last { event in
-            !cancelled.contains(event.eventID) && UndoneEvent.parse(event.payload) == nil
-        }
+        resolve(inCanonicalOrder: history).effective.last
     }
 }

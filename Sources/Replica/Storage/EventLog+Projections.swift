@@ -47,17 +47,11 @@ extension EventLog {
         } else {
             let history = try entityHistory(row: entityRow)
             let events = history.map(\.event)
-            let cancelled = Fold.cancelledEventIDs(inCanonicalOrder: events)
-            let effective = events.filter {
-                !cancelled.contains($0.eventID) && UndoneEvent.parse($0.payload) == nil
-            }
-            var refolded = domain.fold(entityID: entityID, from: nil, effective)
+            let resolution = Fold.resolve(inCanonicalOrder: events)
+            var refolded = domain.fold(entityID: entityID, from: nil, resolution.effective)
             // Poison is a property of the event, undone or not, so that every
             // replica counts the same whatever order undo and target arrived in.
-            refolded.poisonEventIDs += events.filter {
-                cancelled.contains($0.eventID) && UndoneEvent.parse($0.payload) == nil
-                    && !domain.decodes($0.payload)
-            }.map(\.eventID)
+            refolded.poisonEventIDs += resolution.cancelled.filter { !domain.decodes($0.payload) }.map(\.eventID)
             outcome = refolded
             offsets = Dictionary(history.map { ($0.event.eventID, $0.offset) }, uniquingKeysWith: { a, _ in a })
             lastKey = events[events.count - 1].orderKey
