@@ -13,7 +13,7 @@ public struct Domain: Sendable {
     /// The `entity_type` this domain folds.
     public let entityType: String
     let foldEvents: @Sendable (_ entityID: String, _ stateJSON: String?, _ events: [Event]) -> FoldOutcome
-    let validatePayload: @Sendable (_ payload: String) throws -> Void
+    let validatePayload: @Sendable (_ payload: JSONValue) throws -> Void
 
     /// Wraps a concrete domain.
     public init<Entity: EventSourcedEntity>(_ type: Entity.Type) {
@@ -33,16 +33,20 @@ public struct Domain: Sendable {
         }
         validatePayload = { payload in
             do {
-                _ = try CanonicalJSON.decode(Entity.Event.self, from: payload)
+                _ = try JSONValueDecoder.decode(Entity.Event.self, from: payload)
             } catch {
                 throw EventLogError.invalidEvent(
-                    "payload \(payload) is not a valid \(Entity.entityType) event: \(DecodingFailure(error))")
+                    "payload \(payload.canonicalText) is not a valid \(Entity.entityType) event: "
+                        + "\(DecodingFailure(error))")
             }
         }
     }
 
     /// True when `payload` decodes as one of this domain's events.
-    func decodes(_ payload: String) -> Bool { (try? validatePayload(payload)) != nil }
+    func decodes(_ payload: String) -> Bool {
+        guard let value = try? JSONValue.parse(payload) else { return false }
+        return (try? validatePayload(value)) != nil
+    }
 
     /// Folds `events` (in canonical order, undone ones already removed) on top of `stateJSON`.
     func fold(entityID: String, from stateJSON: String?, _ events: [Event]) -> FoldOutcome {

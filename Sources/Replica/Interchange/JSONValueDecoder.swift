@@ -6,7 +6,12 @@ enum JSONValueDecoder {
     /// Decodes a `T` from JSON text. Errors are `DecodingError`s, or
     /// `JSONParser.Failure` when the text is not JSON.
     static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try T(from: ValueDecoder(value: try JSONParser.parse(text), codingPath: []))
+        try decode(type, from: try JSONParser.parse(text))
+    }
+
+    /// Decodes a `T` from an already parsed value.
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try T(from: ValueDecoder(value: value, codingPath: []))
     }
 }
 

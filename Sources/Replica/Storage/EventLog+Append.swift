@@ -97,16 +97,16 @@ extension EventLog {
         guard case .object = payload else { throw EventLogError.invalidEvent("payload must be a JSON object") }
         let canonical = payload.canonicalText
         if payload["type"]?.stringValue == UndoneEvent.type {
-            let target = try validateUndo(canonical, of: EntityKey(type: new.entityType, id: new.entityID))
+            let target = try validateUndo(payload, of: EntityKey(type: new.entityType, id: new.entityID))
             return (canonical, target.timeMs &+ 1)
         }
-        if let domain = domains[new.entityType] { try domain.validatePayload(canonical) }
+        if let domain = domains[new.entityType] { try domain.validatePayload(payload) }
         return (canonical, Int64.min)
     }
 
     /// Checks an undo and returns its target.
-    private func validateUndo(_ payload: String, of entity: EntityKey) throws -> Event {
-        guard let undo = UndoneEvent.parse(payload) else {
+    private func validateUndo(_ payload: JSONValue, of entity: EntityKey) throws -> Event {
+        guard let undo = try? JSONValueDecoder.decode(UndoneEvent.self, from: payload) else {
             throw EventLogError.invalidEvent("an Undone event needs an event_id")
         }
         let history = try entityHistory(entity).map(\.event)
