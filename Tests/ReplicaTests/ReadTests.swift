@@ -160,4 +160,17 @@ struct ReadTests {
         let log = try populatedLog()
         #expect(try log.events(entityType: Item.entityType, entityID: "nope").isEmpty)
     }
+
+    @Test("forEachEventPage visits every event once, in arrival order, in pages of the given size")
+    func forEachEventPageVisitsEverything() throws {
+        let log = try populatedLog()
+        var pageSizes: [Int] = []
+        var offsets: [Int64] = []
+        try log.forEachEventPage(pageSize: 7) { page in
+            pageSizes.append(page.count)
+            offsets += page.map(\.offset)
+        }
+        #expect(offsets == Array(1...22))
+        #expect(pageSizes == [7, 7, 7, 1])
+    }
 }

@@ -29,14 +29,10 @@ enum ReadCommands {
             let log = try directory.openLog()
             var output = Output()
             if !arguments.has("json") { output.line("OFFSET  TIME_MS        REPLICA/SCOPE  SEQ  ENTITY  PAYLOAD") }
-            var offset: Int64 = 0
-            while true {
-                let page = try log.events(after: offset, limit: 1000)
-                guard let last = page.last else { break }
+            try log.forEachEventPage { page in
                 for stored in page {
                     output.line(arguments.has("json") ? EventJSON.line(for: stored) : describe(stored))
                 }
-                offset = last.offset
             }
             output.flush()
         },

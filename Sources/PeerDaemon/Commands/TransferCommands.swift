@@ -16,7 +16,7 @@ enum TransferCommands {
                 FileHandle.standardError.write(Data("exported \(count) events to \(file)\n".utf8))
             } else {
                 var output = Output()
-                try forEachPage(of: log) { page in for stored in page { output.line(EventJSON.line(for: stored)) } }
+                try log.forEachEventPage { page in for stored in page { output.line(EventJSON.line(for: stored)) } }
                 output.flush()
             }
         },
@@ -33,16 +33,6 @@ enum TransferCommands {
         },
     ]
 
-    private static func forEachPage(of log: EventLog, _ body: ([StoredEvent]) throws -> Void) throws {
-        var offset: Int64 = 0
-        while true {
-            let page = try log.events(after: offset, limit: 1000)
-            guard let last = page.last else { return }
-            try body(page)
-            offset = last.offset
-        }
-    }
-
     /// Writes to a temporary file beside `path` and renames it into place, so
     /// a failed export never leaves half a file under the real name.
     private static func exportToFile(_ log: EventLog, path: String) throws -> Int {
@@ -52,7 +42,7 @@ enum TransferCommands {
         else { throw CommandError("cannot write \(path)") }
         var count = 0
         do {
-            try forEachPage(of: log) { page in
+            try log.forEachEventPage { page in
                 let text = page.map { EventJSON.line(for: $0) + "\n" }.joined()
                 try handle.write(contentsOf: Data(text.utf8))
                 count += page.count

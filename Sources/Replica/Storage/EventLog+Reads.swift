@@ -27,6 +27,22 @@ extension EventLog {
         }
     }
 
+    /// Calls `body` with every stored event in arrival order, a page of at
+    /// most `pageSize` at a time, so memory stays flat however large the log is.
+    ///
+    /// ```swift
+    /// try log.forEachEventPage { page in for stored in page { print(EventJSON.line(for: stored)) } }
+    /// ```
+    public func forEachEventPage(pageSize: Int = 1000, _ body: ([StoredEvent]) throws -> Void) throws {
+        var offset: Int64 = 0
+        while true {
+            let page = try events(after: offset, limit: pageSize)
+            guard let last = page.last else { return }
+            try body(page)
+            offset = last.offset
+        }
+    }
+
     /// Every event of one entity, in canonical order.
     public func events(entityType: String, entityID: String) throws -> [StoredEvent] {
         try read { try entityHistory(EntityKey(type: entityType, id: entityID)) }
