@@ -14,13 +14,19 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
         .target(name: "Replica", dependencies: ["CSQLite"]),
-        .target(name: "Gossip", dependencies: ["Replica"]),
+        .target(name: "Gossip", dependencies: ["Replica", "CSodium"]),
         .target(name: "Discovery", dependencies: ["Replica"]),
-        .executableTarget(name: "PeerDaemon", dependencies: ["Replica"]),
+        .executableTarget(name: "PeerDaemon", dependencies: ["Replica", "Gossip"]),
         .executableTarget(name: "PeerBench", dependencies: ["Replica", "CSQLite"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
+        .testTarget(name: "GossipTests", dependencies: ["Gossip", "Replica", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Replica", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -3,7 +3,7 @@
 # The Swift toolchain itself (6.x) must already be on PATH.
 set -euo pipefail
 
-packages=(libsqlite3-dev sqlite3 pkg-config)
+packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev tcpdump)
 
 missing=()
 for package in "${packages[@]}"; do

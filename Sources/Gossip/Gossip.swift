@@ -1,10 +1,11 @@
 /// Anti-entropy sync between replicas over encrypted TCP.
 ///
-/// This module is reserved for the Gossip work (issue 3): wire format,
-/// handshake, the sync session state machine and the peer manager. Today it
-/// only names the protocol version so that the module layout of
-/// ARCHITECTURE.md is in place.
+/// The layers, from the wire up: `Wire` (frames and message encoding),
+/// `Security` (handshake and sealed frames), `Session` (the pure sync state
+/// machine), `Peers` (the pure peer manager), `Transport` (sockets and the
+/// node that carries out directives). `docs/protocol.md` specifies the
+/// protocol.
 public enum Gossip {
-    /// The sync protocol version a hello will carry.
-    public static let protocolVersion = 1
+    /// The sync protocol version a handshake carries.
+    public static let protocolVersion: UInt16 = 1
 }

@@ -3,7 +3,8 @@ import Replica
 
 /// Every command `peerd` knows, in the order `peerd --help` lists them.
 let commands: [Command] =
-    [InitCommand.command] + ItemCommands.all + ReadCommands.all + TransferCommands.all
+    [InitCommand.command] + ClusterCommands.all + [RunCommand.command] + ItemCommands.all + ReadCommands.all
+    + TransferCommands.all
 
 func overview() -> String {
     var text = "usage: peerd COMMAND [ARGS] [--data DIR]\n\nPeerSync replica daemon.\n\nCommands:\n"

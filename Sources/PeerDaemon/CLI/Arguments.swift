@@ -4,6 +4,8 @@ struct Arguments: Sendable {
     var positional: [String] = []
     var flags: Set<String> = []
     var options: [String: String] = [:]
+    /// Every value of every option, in order, for options that may repeat.
+    var repeated: [String: [String]] = [:]
 
     /// Parses `words` for a command that takes `flags` (`--json`) and
     /// `options` (`--data DIR` or `--data=DIR`). `--` ends option parsing.
@@ -29,13 +31,16 @@ struct Arguments: Sendable {
                 guard inlineValue == nil else { throw UsageError("--\(name) takes no value") }
                 result.flags.insert(name)
             } else if options.contains(name) {
+                let value: String
                 if let inlineValue {
-                    result.options[name] = inlineValue
+                    value = inlineValue
                 } else {
                     guard index < words.count else { throw UsageError("--\(name) needs a value") }
-                    result.options[name] = words[index]
+                    value = words[index]
                     index += 1
                 }
+                result.options[name] = value
+                result.repeated[name, default: []].append(value)
             } else {
                 throw UsageError("unknown option \(word)")
             }

@@ -75,6 +75,21 @@ extension EventLog {
         return MissingEventPages(log: self, remaining: ranges, maxEvents: maxEvents, maxBytes: maxBytes)
     }
 
+    /// Pages of the events of the given feed ranges, per range in seq order.
+    public func eventPages(
+        of ranges: [(FeedID, ClosedRange<UInt64>)], maxEvents: Int = 1000, maxBytes: Int = 1 << 20
+    ) -> MissingEventPages {
+        MissingEventPages(log: self, remaining: ranges, maxEvents: maxEvents, maxBytes: maxBytes)
+    }
+
+    /// A number that changes whenever another connection (another process,
+    /// such as an offline `peerd item` command) commits to the database;
+    /// SQLite's `PRAGMA data_version`. Polling it is how a daemon notices
+    /// local events it did not write itself.
+    public func externalChangeCounter() throws -> Int64 {
+        try db.scalarInt("PRAGMA data_version") ?? 0
+    }
+
     /// The quarantined events (forks and invalid events), oldest first.
     public func quarantined() throws -> [QuarantinedEvent] {
         try read {

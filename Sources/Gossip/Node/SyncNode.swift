@@ -1,0 +1,239 @@
+import Replica
+
+/// One replica's side of sync: its peer manager and one `SyncSession` per
+/// connection, carried out over its `EventLog`.
+///
+/// `SyncNode` does the storage work the sessions ask for (reads pages,
+/// ingests batches, notices new local events) and returns `Effect`s for
+/// the network: the TCP shell turns them into socket calls, the simulator
+/// into in-memory deliveries. It is not thread-safe: one serial queue or
+/// loop owns it.
+///
+/// ```swift
+/// let node = SyncNode(log: log, configuration: .init(hello: Hello(replicaID: id, listenPort: 4100)))
+/// node.addPeer(PeerAddress("10.0.0.2:4100")!, source: .configured, now: clock())
+/// perform(node.tick(now: clock()))   // e.g. every 50 ms
+/// ```
+public final class SyncNode {
+    public struct Configuration: Sendable {
+        public var hello: Hello
+        public var session = SyncSession.Configuration()
+        public var peers = PeerManager.Configuration()
+        /// How often each session sends its cursor changes (and so a keepalive).
+        public var antiEntropyIntervalMs: Milliseconds = 1_000
+        /// Seeds the peer manager's choice of peers.
+        public var seed: UInt64 = 0
+
+        public init(hello: Hello) {
+            self.hello = hello
+        }
+    }
+
+    /// What the network shell does.
+    public enum Effect: Hashable, Sendable {
+        case send(ConnectionID, Message)
+        case dial(PeerAddress)
+        /// Send what is queued, then close.
+        case close(ConnectionID, reason: String)
+    }
+
+    public let log: EventLog
+    public let configuration: Configuration
+    public private(set) var manager: PeerManager
+    public private(set) var sessions: [ConnectionID: SyncSession] = [:]
+    /// What this replica holds, refreshed after every change.
+    public private(set) var cursor: VectorCursor
+    public private(set) var statistics = SyncStatistics()
+    private let emit: (LogRecord) -> Void
+    private var lastAntiEntropyAt: Milliseconds?
+    private var lastExternalChange: Int64
+
+    public init(log: EventLog, configuration: Configuration, logger: @escaping (LogRecord) -> Void = { _ in }) throws {
+        self.log = log
+        self.configuration = configuration
+        self.manager = PeerManager(
+            replicaID: configuration.hello.replicaID, configuration: configuration.peers, seed: configuration.seed)
+        self.emit = logger
+        self.cursor = try log.cursor()
+        self.lastExternalChange = try log.externalChangeCounter()
+    }
+
+    public func addPeer(_ address: PeerAddress, source: PeerSource, now: Milliseconds) {
+        manager.addPeer(address, source: source, now: now)
+    }
+
+    public func removePeer(_ address: PeerAddress) {
+        manager.removePeer(address)
+    }
+
+    public func dialFailed(_ address: PeerAddress, reason: String, now: Milliseconds) {
+        emit(LogRecord(.debug, "dial failed", [("addr", address.description), ("reason", reason)]))
+        manager.dialFailed(address, reason: reason, now: now)
+    }
+
+    /// A connection finished its handshake; the session starts.
+    public func connectionOpened(_ id: ConnectionID, dialed: PeerAddress?, now: Milliseconds) -> [Effect] {
+        var effects = manager.connected(id, dialed: dialed, now: now).map(effect)
+        var session = SyncSession(hello: configuration.hello, configuration: configuration.session)
+        let directives = session.start(localCursor: cursor)
+        sessions[id] = session
+        effects += perform(directives, on: id, now: now)
+        return effects
+    }
+
+    /// A message arrived on a connection.
+    public func received(_ message: Message, on id: ConnectionID, now: Milliseconds) -> [Effect] {
+        guard var session = sessions[id] else { return [] }
+        manager.heard(id, now: now)
+        let directives = session.receive(message)
+        sessions[id] = session
+        return perform(directives, on: id, now: now)
+    }
+
+    /// A connection is gone (closed by either side, or failed).
+    public func connectionClosed(_ id: ConnectionID, now: Milliseconds) {
+        sessions[id] = nil
+        manager.disconnected(id, now: now)
+    }
+
+    /// The timer: peer dialing and liveness, the anti-entropy round, and a
+    /// check for events other processes wrote to the log.
+    public func tick(now: Milliseconds) -> [Effect] {
+        var effects = manager.tick(now: now).map(effect)
+        if (try? log.externalChangeCounter()) != lastExternalChange {
+            lastExternalChange = (try? log.externalChangeCounter()) ?? lastExternalChange
+            effects += localChanged(now: now)
+        }
+        if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
+            lastAntiEntropyAt = now
+            for id in sessions.keys.sorted() {
+                effects += perform(sessions[id]!.tick(), on: id, now: now)
+            }
+        }
+        return effects
+    }
+
+    /// The log gained events this node did not ingest itself (a local
+    /// append): push them to the peers that lack them.
+    public func localChanged(now: Milliseconds) -> [Effect] {
+        do {
+            let fresh = try log.cursor()
+            guard fresh != cursor else { return [] }
+            cursor = fresh
+        } catch {
+            emit(LogRecord(.error, "cannot read the cursor", [("error", "\(error)")]))
+            return []
+        }
+        return broadcastCursor(except: nil, now: now)
+    }
+
+    /// Closes every session with a goodbye.
+    public func shutdown(reason: String, now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        for id in sessions.keys.sorted() {
+            var session = sessions[id]!
+            let directives = session.close(reason: reason)
+            sessions[id] = session
+            effects += perform(directives, on: id, now: now)
+        }
+        return effects
+    }
+
+    private func broadcastCursor(except excluded: ConnectionID?, now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        for id in sessions.keys.sorted() where id != excluded {
+            effects += perform(sessions[id]!.localCursorChanged(cursor), on: id, now: now)
+        }
+        return effects
+    }
+
+    private func effect(_ directive: PeerManager.Directive) -> Effect {
+        switch directive {
+        case .dial(let address): .dial(address)
+        case .close(let id, let reason): .close(id, reason: reason)
+        }
+    }
+
+    /// Carries out a session's directives; storage answers go straight back
+    /// into the session, so one call returns only network effects.
+    private func perform(_ directives: [SyncSession.Directive], on id: ConnectionID, now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        var queue = directives[...]
+        while let directive = queue.popFirst() {
+            switch directive {
+            case .send(let message):
+                if case .events(let batch) = message { statistics.eventsSent += batch.events.count }
+                effects.append(.send(id, message))
+            case .close(let reason):
+                effects.append(.close(id, reason: reason))
+            case .identified(let hello):
+                emit(
+                    LogRecord(
+                        .info, "peer identified",
+                        [("conn", "\(id)"), ("peer", hello.replicaID), ("role", "\(hello.role)")]))
+                effects += manager.identified(id, replicaID: hello.replicaID, now: now).map(effect)
+            case .readEvents(let ranges, let maxEvents, let maxBytes):
+                let page = readPage(ranges, maxEvents: maxEvents, maxBytes: maxBytes)
+                queue.append(contentsOf: sessions[id]?.eventsRead(page) ?? [])
+            case .ingest(let batch):
+                guard ingest(batch, from: id) else {
+                    var session = sessions[id]
+                    let closing = session?.close(reason: "cannot store events") ?? []
+                    sessions[id] = session
+                    queue.append(contentsOf: closing)
+                    continue
+                }
+                let feeds = batch.heads.feeds
+                queue.append(
+                    contentsOf: sessions[id]?.ingested(batchID: batch.batchID, cursor: cursor, batchFeeds: feeds) ?? [])
+                effects += broadcastCursor(except: id, now: now)
+            }
+        }
+        return effects
+    }
+
+    private func readPage(_ ranges: [FeedRange], maxEvents: Int, maxBytes: Int) -> [Event] {
+        var pages = log.eventPages(of: ranges.map { ($0.feed, $0.seqs) }, maxEvents: maxEvents, maxBytes: maxBytes)
+        do {
+            return try pages.next() ?? []
+        } catch {
+            emit(LogRecord(.error, "cannot read events", [("error", "\(error)")]))
+            return []
+        }
+    }
+
+    /// Stores a received batch; false when storage failed (nothing of it is kept).
+    private func ingest(_ batch: EventBatch, from id: ConnectionID) -> Bool {
+        let peer = sessions[id]?.peer?.replicaID ?? "?"
+        let report: IngestReport
+        do {
+            report = try log.ingest(batch.events)
+            cursor = try log.cursor()
+        } catch {
+            emit(LogRecord(.error, "ingest failed", [("peer", peer), ("error", "\(error)")]))
+            return false
+        }
+        statistics.eventsReceived += batch.events.count
+        statistics.eventsStored += report.stored.count
+        for fork in report.forks {
+            emit(LogRecord(.warning, "fork quarantined", [("peer", peer), ("detail", fork.description)]))
+        }
+        for gap in report.gaps {
+            emit(LogRecord(.info, "gap rejected", [("peer", peer), ("detail", gap.description)]))
+        }
+        for invalid in report.invalid {
+            emit(LogRecord(.warning, "invalid event quarantined", [("peer", peer), ("detail", invalid.description)]))
+        }
+        for (origin, skew) in report.clockSkewMs.sorted(by: { $0.key < $1.key }) {
+            emit(LogRecord(.warning, "clock far ahead", [("origin", origin), ("ahead_ms", "\(skew)")]))
+        }
+        return true
+    }
+}
+
+/// Counters of one node's sync since it started.
+public struct SyncStatistics: Sendable, Hashable {
+    public var eventsSent = 0
+    public var eventsReceived = 0
+    public var eventsStored = 0
+}

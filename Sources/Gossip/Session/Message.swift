@@ -1,0 +1,70 @@
+import Replica
+
+/// What replicas say to each other inside sealed frames once the handshake
+/// is done. `docs/protocol.md` gives the byte layout.
+public enum Message: Hashable, Sendable {
+    /// First message on each side: who is speaking.
+    case hello(Hello)
+    /// The sender's heads for the feeds named; feeds not named are unchanged
+    /// since the sender's previous cursor message. Empty means "no change".
+    case cursor(VectorCursor)
+    /// Events the receiver lacks, per feed in seq order.
+    case events(EventBatch)
+    /// The receiver stored batch `batchID`; its heads for the batch's feeds.
+    case ack(batchID: UInt64, heads: VectorCursor)
+    /// The sender closes the session and says why.
+    case goodbye(reason: String)
+
+    /// A short name for logs.
+    public var name: String {
+        switch self {
+        case .hello: "hello"
+        case .cursor: "cursor"
+        case .events: "events"
+        case .ack: "ack"
+        case .goodbye: "goodbye"
+        }
+    }
+}
+
+/// Whether a node only syncs for itself or serves as a hub for others.
+public enum NodeRole: UInt8, Hashable, Sendable, CustomStringConvertible {
+    case peer = 1
+    case relay = 2
+
+    public var description: String { self == .peer ? "peer" : "relay" }
+}
+
+/// A node introducing itself to the other end of a connection.
+public struct Hello: Hashable, Sendable {
+    public var replicaID: String
+    public var role: NodeRole
+    /// The port the sender accepts connections on (0: it does not listen).
+    public var listenPort: UInt16
+
+    public init(replicaID: String, role: NodeRole = .peer, listenPort: UInt16) {
+        self.replicaID = replicaID
+        self.role = role
+        self.listenPort = listenPort
+    }
+}
+
+/// A bounded run of events sent in one message and acknowledged as one.
+public struct EventBatch: Hashable, Sendable {
+    /// Numbers batches on one session, from 1.
+    public var batchID: UInt64
+    /// Per feed in seq order without holes; feeds one after another.
+    public var events: [Event]
+
+    public init(batchID: UInt64, events: [Event]) {
+        self.batchID = batchID
+        self.events = events
+    }
+
+    /// The highest seq the batch carries, per feed.
+    public var heads: VectorCursor {
+        var heads = VectorCursor()
+        for event in events where event.seq > heads[event.feed] { heads[event.feed] = event.seq }
+        return heads
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Replica
+
+/// Message types inside a sealed frame.
+enum MessageType: UInt8 {
+    case hello = 1
+    case cursor = 2
+    case events = 3
+    case ack = 4
+    case goodbye = 5
+}
+
+/// Turns messages into the plaintext of sealed frames.
+///
+/// Feeds travel as small integers: the first message that names a feed on a
+/// connection declares it (`index`, replica id, scope), later ones use the
+/// index alone. So the encoder has one table per connection and direction,
+/// and the channel must deliver in order, as the sealed channel guarantees.
+public struct MessageEncoder: Sendable {
+    private var feedIndexes: [FeedID: UInt64] = [:]
+
+    public init() {}
+
+    public mutating func encode(_ message: Message) -> [UInt8] {
+        switch message {
+        case .hello(let hello):
+            var writer = ByteWriter()
+            writer.write(MessageType.hello.rawValue)
+            writer.write(string: hello.replicaID)
+            writer.write(hello.role.rawValue)
+            writer.write(uint16: hello.listenPort)
+            return writer.bytes
+        case .cursor(let cursor):
+            return encodeHeads(cursor, type: .cursor, batchID: nil)
+        case .ack(let batchID, let heads):
+            return encodeHeads(heads, type: .ack, batchID: batchID)
+        case .events(let batch):
+            return encodeEvents(batch)
+        case .goodbye(let reason):
+            var writer = ByteWriter()
+            writer.write(MessageType.goodbye.rawValue)
+            writer.write(string: String(reason.prefix(512)))
+            return writer.bytes
+        }
+    }
+
+    private mutating func encodeHeads(_ heads: VectorCursor, type: MessageType, batchID: UInt64?) -> [UInt8] {
+        let feeds = heads.feeds
+        var writer = ByteWriter()
+        writer.write(type.rawValue)
+        declare(feeds, into: &writer)
+        if let batchID { writer.write(varint: batchID) }
+        writer.write(varint: UInt64(feeds.count))
+        for feed in feeds {
+            writer.write(varint: feedIndexes[feed]!)
+            writer.write(varint: heads[feed])
+        }
+        return writer.bytes
+    }
+
+    /// Events go as runs of one feed: the feed, the first seq, the count,
+    /// then each event's id, time (as a change from the previous event's),
+    /// entity type, entity id and payload.
+    private mutating func encodeEvents(_ batch: EventBatch) -> [UInt8] {
+        var runs: [(feed: FeedID, events: ArraySlice<Event>)] = []
+        var runStart = batch.events.startIndex
+        for index in batch.events.indices.dropFirst() {
+            let previous = batch.events[index - 1]
+            let event = batch.events[index]
+            if event.feed != previous.feed || event.seq != previous.seq + 1 {
+                runs.append((previous.feed, batch.events[runStart..<index]))
+                runStart = index
+            }
+        }
+        if runStart < batch.events.endIndex {
+            runs.append((batch.events[runStart].feed, batch.events[runStart...]))
+        }
+        var writer = ByteWriter(capacity: 64 + batch.events.count * 160)
+        writer.write(MessageType.events.rawValue)
+        declare(runs.map(\.feed), into: &writer)
+        writer.write(varint: batch.batchID)
+        writer.write(varint: UInt64(runs.count))
+        for run in runs {
+            writer.write(varint: feedIndexes[run.feed]!)
+            writer.write(varint: run.events.first!.seq)
+            writer.write(varint: UInt64(run.events.count))
+            var previousTime: Int64 = 0
+            for event in run.events {
+                writer.write(raw: event.eventID.wireBytes)
+                writer.write(zigzag: event.timeMs &- previousTime)
+                previousTime = event.timeMs
+                writer.write(string: event.entityType)
+                writer.write(string: event.entityID)
+                writer.write(string: event.payload)
+            }
+        }
+        return writer.bytes
+    }
+
+    /// Writes the declarations of feeds this connection has not named yet.
+    private mutating func declare(_ feeds: [FeedID], into writer: inout ByteWriter) {
+        var new: [FeedID] = []
+        for feed in feeds where feedIndexes[feed] == nil {
+            feedIndexes[feed] = UInt64(feedIndexes.count)
+            new.append(feed)
+        }
+        writer.write(varint: UInt64(new.count))
+        for feed in new {
+            writer.write(varint: feedIndexes[feed]!)
+            writer.write(string: feed.replicaID)
+            writer.write(string: feed.scope)
+        }
+    }
+}
+
+extension UUID {
+    /// The 16 bytes in the order the hex string prints them.
+    var wireBytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+}

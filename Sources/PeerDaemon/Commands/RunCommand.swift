@@ -1,0 +1,71 @@
+import Foundation
+import Gossip
+import Replica
+
+/// `peerd run`: the replica as a daemon that syncs with its peers until
+/// SIGTERM or SIGINT.
+enum RunCommand {
+    static let command = Command(
+        path: ["run"],
+        usage: "run [--listen HOST:PORT] [--peer HOST:PORT ...] [--log-level LEVEL]",
+        summary: """
+            Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
+            prints it), dials every --peer, syncs, and pushes new events live, including ones that \
+            `peerd item ...` writes to the same data directory while it runs. Logs go to stderr, one \
+            key=value line per event; --log-level is debug, info (default), warning or error. \
+            SIGTERM or SIGINT stops it cleanly.
+            """,
+        options: ["listen", "peer", "log-level"],
+        run: { arguments, directory in
+            _ = try arguments.positional()
+            try run(arguments, directory)
+        })
+
+    private static func run(_ arguments: Arguments, _ directory: DataDirectory) throws {
+        let listen = try address(arguments.options["listen"] ?? "0.0.0.0:4100", option: "listen")
+        let peers = try (arguments.repeated["peer"] ?? []).map { try address($0, option: "peer") }
+        let levelName = arguments.options["log-level"] ?? "info"
+        guard let level = LogRecord.Level(rawValue: levelName) else {
+            throw UsageError("--log-level must be debug, info, warning or error, not \"\(levelName)\"")
+        }
+        let clusterKey = try directory.readClusterKey()
+        let log = try directory.openLog()
+        let logger = StandardErrorLog(minimumLevel: level)
+
+        var configuration = GossipService.Configuration(replicaID: log.replicaID)
+        configuration.listenHost = listen.host
+        configuration.listenPort = listen.port
+        configuration.peers = peers
+        let service = GossipService(
+            log: log, clusterKey: clusterKey, configuration: configuration, logger: logger.write)
+        let port = try service.start()
+        FileHandle.standardOutput.write(Data("listening on \(listen.host):\(port)\n".utf8))
+        logger.write(
+            LogRecord(
+                .info, "replica running",
+                [("replica", log.replicaID), ("cluster", clusterKey.fingerprint), ("peers", "\(peers.count)")]))
+
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+            source.setEventHandler {
+                logger.write(LogRecord(.info, "shutting down", [("signal", signalNumber == SIGTERM ? "TERM" : "INT")]))
+                service.stop(reason: "peer shutting down")
+                logger.write(LogRecord(.info, "stopped"))
+                exit(0)
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+        dispatchMain()
+    }
+
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+
+    private static func address(_ text: String, option: String) throws -> PeerAddress {
+        guard let address = PeerAddress(text) else {
+            throw UsageError("--\(option) needs HOST:PORT, not \"\(text)\"")
+        }
+        return address
+    }
+}
