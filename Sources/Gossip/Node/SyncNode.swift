@@ -44,6 +44,8 @@ public final class SyncNode {
     /// What this replica holds, refreshed after every change.
     public private(set) var cursor: VectorCursor
     public private(set) var statistics = SyncStatistics()
+    /// Called with the events each ingest stored (and so folded), in arrival order.
+    public var onStored: (([StoredEvent]) -> Void)?
     private let emit: (LogRecord) -> Void
     private var lastAntiEntropyAt: Milliseconds?
     private var lastExternalChange: Int64
@@ -215,6 +217,7 @@ public final class SyncNode {
         }
         statistics.eventsReceived += batch.events.count
         statistics.eventsStored += report.stored.count
+        if !report.stored.isEmpty { onStored?(report.stored) }
         for fork in report.forks {
             emit(LogRecord(.warning, "fork quarantined", [("peer", peer), ("detail", fork.description)]))
         }

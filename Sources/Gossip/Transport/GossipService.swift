@@ -91,6 +91,26 @@ public final class GossipService: @unchecked Sendable {
         try queue.sync { try node.map(body) }
     }
 
+    /// Calls `handler` (on the service's queue) with the events each ingest
+    /// from a peer stored.
+    public func onStored(_ handler: @escaping @Sendable ([StoredEvent]) -> Void) {
+        queue.sync { node?.onStored = handler }
+    }
+
+    /// Every open connection, with its peer and traffic.
+    public func connectionSnapshots() -> [ConnectionSnapshot] {
+        queue.sync {
+            connections.values.sorted { $0.id < $1.id }.map { connection in
+                let session = node?.sessions[connection.id]
+                let bytes = connection.bytes
+                return ConnectionSnapshot(
+                    id: connection.id, peer: session?.peer, remoteHost: connection.remoteHost,
+                    dialed: connection.dialed, bytesReceived: bytes.received, bytesSent: bytes.sent,
+                    eventsToReceive: session?.progress.toReceive ?? 0, eventsToSend: session?.progress.toSend ?? 0)
+            }
+        }
+    }
+
     /// Says goodbye to every peer, closes every socket and stops the timer.
     /// Safe to call more than once; returns once queued frames are written.
     public func stop(reason: String) {
