@@ -91,6 +91,21 @@ public final class GossipService: @unchecked Sendable {
         try queue.sync { try node.map(body) }
     }
 
+    /// Appends a local event and pushes it to the peers at once.
+    public func append(_ new: NewEvent, idempotencyKey: String? = nil) throws -> StoredEvent {
+        try queue.sync {
+            let stored = try log.append(new, idempotencyKey: idempotencyKey)
+            if let node, !stopped { perform(node.localChanged(now: now)) }
+            return stored
+        }
+    }
+
+    /// Runs `body` with the event log on the service's queue, the only
+    /// place the log may be used while the service runs.
+    public func withLog<T>(_ body: (EventLog) throws -> T) rethrows -> T {
+        try queue.sync { try body(log) }
+    }
+
     /// Calls `handler` (on the service's queue) with the events each ingest
     /// from a peer stored.
     public func onStored(_ handler: @escaping @Sendable ([StoredEvent]) -> Void) {
