@@ -1,13 +1,43 @@
+import Foundation
+import Gossip
 import Replica
 
-/// `peerd init`: creates the data directory and a new replica.
+/// `peerd init`: creates the data directory, a new replica and the cluster
+/// key, or joins an existing cluster with its share code.
 enum InitCommand {
     static let command = Command(
-        path: ["init"], usage: "init",
-        summary: "Creates the data directory with a new replica id and database; refuses to overwrite one."
+        path: ["init"], usage: "init [--join CODE]",
+        summary: """
+            Creates the data directory with a new replica id and database, and cluster.key (mode 0600): a new \
+            cluster's secret, or with --join CODE the secret of the cluster whose `peerd cluster-code` printed \
+            CODE (--join - reads it from standard input). Refuses to overwrite a replica or a key.
+            """,
+        options: ["join"]
     ) { arguments, directory in
         _ = try arguments.positional()
-        let log = try directory.initialize()
+        let code = try arguments.options["join"].map(joinCode)
+        // Check the code before anything is created, so a typo leaves no trace.
+        let key: ClusterKey
+        do {
+            key = try code.map { try ClusterKey(code: $0) } ?? .generate()
+        } catch {
+            throw CommandError("--join: \(error)")
+        }
+        let log = try directory.initialize(clusterKey: key)
         print("initialized replica \(log.replicaID) in \(directory.path)")
+        if code == nil {
+            print("created cluster \(key.fingerprint); `peerd cluster-code` prints the code other devices join with")
+        } else {
+            print("joined cluster \(key.fingerprint)")
+        }
+    }
+
+    /// The code itself, or the first line of standard input for `-`.
+    private static func joinCode(_ option: String) throws -> String {
+        guard option == "-" else { return option }
+        guard let line = readLine(), !line.isEmpty else {
+            throw CommandError("--join -: no cluster code on standard input")
+        }
+        return line
     }
 }
