@@ -102,8 +102,8 @@ public final class SyncNode {
     /// check for events other processes wrote to the log.
     public func tick(now: Milliseconds) -> [Effect] {
         var effects = manager.tick(now: now).map(effect)
-        if (try? log.externalChangeCounter()) != lastExternalChange {
-            lastExternalChange = (try? log.externalChangeCounter()) ?? lastExternalChange
+        if let counter = try? log.externalChangeCounter(), counter != lastExternalChange {
+            lastExternalChange = counter
             effects += localChanged(now: now)
         }
         if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
