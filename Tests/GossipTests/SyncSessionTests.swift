@@ -7,6 +7,7 @@ import Testing
 @Suite struct SyncSessionTests {
     let feed = FeedID(replicaID: "origin")
     let peerHello = Hello(replicaID: "peer", listenPort: 4100)
+    let defaults = SyncSession.Configuration()
 
     func events(_ range: ClosedRange<UInt64>) -> [Event] {
         range.map {
@@ -41,7 +42,9 @@ import Testing
         let (_, directives) = syncing(local: [feed: 10], peer: [feed: 4])
         #expect(
             directives == [
-                .readEvents(ranges: [FeedRange(feed: feed, seqs: 5...10)], maxEvents: 2_000, maxBytes: 1 << 20)
+                .readEvents(
+                    ranges: [FeedRange(feed: feed, seqs: 5...10)], maxEvents: defaults.batchEvents,
+                    maxBytes: defaults.batchBytes)
             ])
     }
 
@@ -65,14 +68,20 @@ import Testing
         #expect(sent.map(\.batchID) == [1, 2])
         let afterAck = session.receive(.ack(batchID: 1, heads: [feed: 3]))
         #expect(
-            afterAck == [.readEvents(ranges: [FeedRange(feed: feed, seqs: 7...10)], maxEvents: 3, maxBytes: 1 << 20)])
+            afterAck == [
+                .readEvents(ranges: [FeedRange(feed: feed, seqs: 7...10)], maxEvents: 3, maxBytes: defaults.batchBytes)
+            ])
     }
 
     @Test func aNewLocalEventIsPushedAtOnce() {
         var (session, _) = syncing(local: [feed: 2], peer: [feed: 2])
         #expect(
             session.localCursorChanged([feed: 3])
-                == [.readEvents(ranges: [FeedRange(feed: feed, seqs: 3...3)], maxEvents: 2_000, maxBytes: 1 << 20)])
+                == [
+                    .readEvents(
+                        ranges: [FeedRange(feed: feed, seqs: 3...3)], maxEvents: defaults.batchEvents,
+                        maxBytes: defaults.batchBytes)
+                ])
     }
 
     @Test func withoutLivePushNewEventsWaitForTheNextCursorExchange() {
@@ -104,7 +113,11 @@ import Testing
         _ = session.receive(.ack(batchID: 1, heads: [feed: 1]))
         let first = session.receive(.cursor([feed: 1]))
         #expect(
-            first == [.readEvents(ranges: [FeedRange(feed: feed, seqs: 2...3)], maxEvents: 2_000, maxBytes: 1 << 20)])
+            first == [
+                .readEvents(
+                    ranges: [FeedRange(feed: feed, seqs: 2...3)], maxEvents: defaults.batchEvents,
+                    maxBytes: defaults.batchBytes)
+            ])
         _ = session.eventsRead(events(2...3))
         _ = session.receive(.ack(batchID: 2, heads: [feed: 1]))
         #expect(session.receive(.cursor([feed: 1])).isEmpty)

@@ -22,9 +22,9 @@ import Replica
 public struct SyncSession: Sendable {
     public struct Configuration: Sendable {
         /// Most events in one batch.
-        public var batchEvents = 2_000
-        /// Most payload bytes (about) in one batch.
-        public var batchBytes = 1 << 20
+        public var batchEvents = 5_000
+        /// Most bytes (about) in one batch.
+        public var batchBytes = 2 << 20
         /// Most batches sent and not yet acknowledged.
         public var window = 4
         /// Push new events as they appear; when off, the peer gets them at
