@@ -9,7 +9,7 @@ struct StandardErrorLog: Sendable {
     func write(_ record: LogRecord) {
         guard record.level >= minimumLevel else { return }
         let line =
-            "ts=\(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))) "
+            "ts=\(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)))Z "
             + record.line + "\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
