@@ -1,0 +1,245 @@
+import Foundation
+import Glibc
+import Replica
+import TestSupport
+import Testing
+
+/// Bytes no PeerSync node would send, written to a running daemon's listen
+/// port over a raw TCP socket. Each must be refused with a logged reason,
+/// and the daemon must keep running, keep its data and keep syncing.
+@Suite("peerd run: hostile input on the listen port")
+struct HostileInputTests {
+    let temp: TemporaryDirectory
+    init() throws { temp = try TemporaryDirectory() }
+
+    /// The protocol version the daemon speaks (docs/protocol.md).
+    static let daemonVersion: UInt16 = 1
+    /// A version no daemon speaks, with digits that cannot be mistaken for it.
+    static let wrongVersion: UInt16 = 263
+
+    /// One hostile conversation.
+    enum Attack: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case randomGarbage
+        case garbageInAFrame
+        case truncatedFrame
+        case hugeFrameHeader
+        case wrongVersion
+        case initThenGarbage
+        case sealedBeforeHandshake
+        case silentConnection
+
+        var testDescription: String { rawValue }
+
+        /// What the daemon's refusal line must say.
+        var reason: String {
+            switch self {
+            case .randomGarbage, .initThenGarbage: "bytes exceeds the limit of 4194304"
+            case .garbageInAFrame: "unknown frame type"
+            case .truncatedFrame, .silentConnection: "connection closed by peer"
+            case .hugeFrameHeader: "frame of 104857600 bytes exceeds the limit of 4194304"
+            case .wrongVersion:
+                "incompatible protocol version \(HostileInputTests.wrongVersion); "
+                    + "this node speaks \(HostileInputTests.daemonVersion)"
+            case .sealedBeforeHandshake: "unexpected sealed frame"
+            }
+        }
+    }
+
+    @discardableResult
+    func ok(_ arguments: [String], _ dir: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try Executables.peerd(arguments, data: temp.url(dir))
+        try #require(result.status == 0, "peerd \(arguments) failed: \(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
+
+    /// A frame as it goes on the wire: length (type and body), type, body.
+    static func frame(type: UInt8, body: [UInt8]) -> [UInt8] {
+        withUnsafeBytes(of: UInt32(body.count + 1).bigEndian, Array.init) + [type] + body
+    }
+
+    /// A handshake init: "PSYN", the version, a 32-byte ephemeral key.
+    static func handshakeInit(version: UInt16) -> [UInt8] {
+        frame(type: 1, body: Array("PSYN".utf8) + withUnsafeBytes(of: version.bigEndian, Array.init) + random(32))
+    }
+
+    /// Random bytes whose first byte is not zero: read as a length, they
+    /// announce at least 16 MiB, so the refusal is deterministic (a random
+    /// first byte is that anyway 255 times in 256).
+    static func garbage(_ count: Int) -> [UInt8] {
+        var bytes = random(count)
+        bytes[0] = UInt8.random(in: 1...255)
+        return bytes
+    }
+
+    /// Carries out `attack` against 127.0.0.1:`port`; returns what the
+    /// daemon sent back before it closed the connection.
+    func perform(_ attack: Attack, port: UInt16) throws -> [UInt8] {
+        let connection = try RawConnection(port: port)
+        switch attack {
+        case .randomGarbage:
+            connection.send(Self.garbage(4096))
+        case .garbageInAFrame:
+            // A well-formed length, then a type byte no protocol version defines.
+            connection.send(Self.frame(type: UInt8.random(in: 6...255), body: Self.random(200)))
+        case .truncatedFrame:
+            // An init announcing 39 bytes, cut off after 9.
+            connection.send(Array(Self.handshakeInit(version: Self.daemonVersion).prefix(9)))
+            connection.closeWrite()
+        case .hugeFrameHeader:
+            connection.send(withUnsafeBytes(of: UInt32(100 << 20).bigEndian, Array.init) + [5] + Self.random(1000))
+        case .wrongVersion:
+            connection.send(Self.handshakeInit(version: Self.wrongVersion))
+        case .initThenGarbage:
+            connection.send(Self.handshakeInit(version: Self.daemonVersion))
+            // The daemon answers a well-formed init with its reply (5 + 66 bytes).
+            let reply = connection.receive(count: 71)
+            #expect(reply.count == 71 && reply[4] == 2, "a handshake reply: \(reply)")
+            connection.send(Self.garbage(4096))
+        case .sealedBeforeHandshake:
+            connection.send(Self.frame(type: 5, body: Self.random(64)))
+        case .silentConnection:
+            break
+        }
+        return connection.receiveUntilClosed()
+    }
+
+    /// Starts a with one item and b syncing from it; returns both once they agree.
+    func startPair() throws -> (a: Daemon, b: Daemon) {
+        try ok(["init"], "a")
+        try ok(["init", "--join", try ok(["cluster-code"], "a")], "b")
+        try ok(["item", "create", "Before", "1"], "a")
+        let a = try Daemon.start(data: temp.url("a"))
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address])
+        try Convergence.wait([temp.url("a"), temp.url("b")])
+        return (a, b)
+    }
+
+    /// Carries out `attack` on `daemon` and checks that it was refused with
+    /// its reason, that the daemon still runs and that its data is unchanged.
+    func attackAndCheck(_ attack: Attack, _ daemon: Daemon) throws {
+        let before = try ReplicaStatus.of(daemon.data)
+        let refusalsBefore = daemon.logLines(containing: #"msg="connection refused""#).count
+
+        let answer = try perform(attack, port: daemon.port)
+
+        let refused = Poll.until(timeout: .seconds(30)) {
+            daemon.logLines(containing: #"msg="connection refused""#).dropFirst(refusalsBefore).contains {
+                $0.contains(attack.reason)
+            }
+        }
+        #expect(refused, "\(attack): no refusal saying \"\(attack.reason)\" in the log:\n\(daemon.stderr)")
+        #expect(daemon.isRunning, "\(attack): the daemon is still running")
+        #expect(try ReplicaStatus.of(daemon.data) == before, "\(attack): the daemon's data is unchanged")
+        if attack == .wrongVersion {
+            // The answer is one reject frame naming both versions, in clear.
+            try #require(answer.count >= 5, "answer: \(answer)")
+            let length = answer[0..<4].reduce(0) { $0 << 8 | Int($1) }
+            #expect(answer[4] == 4, "a reject frame, not type \(answer[4])")
+            #expect(length == answer.count - 4, "exactly one frame")
+            let text = String(decoding: answer.dropFirst(5), as: UTF8.self)
+            #expect(text.contains("\(Self.wrongVersion)") && text.contains("speaks \(Self.daemonVersion)"), "\(text)")
+        }
+    }
+
+    /// Creates an item on a and requires it to reach b.
+    func checkStillSyncs(_ a: Daemon, _ b: Daemon, name: String) throws {
+        let before = try ReplicaStatus.of(a.data)
+        let item = try ok(["item", "create", name, "2"], "a")
+        let arrived = try Poll.until(timeout: .seconds(30)) { try Peek.item(item, in: b.data) != nil }
+        #expect(arrived, "\(name) did not reach b: \(b.stderr)")
+        let statuses = try Convergence.wait([a.data, b.data])
+        #expect(statuses[0].event_count == before.event_count + 1)
+    }
+
+    @Test(
+        "hostile bytes are refused with a reason; the daemon keeps running, its data and its sync",
+        arguments: Attack.allCases)
+    func hostileInput(_ attack: Attack) throws {
+        let (a, b) = try startPair()
+        try attackAndCheck(attack, a)
+        try checkStillSyncs(a, b, name: "After \(attack)")
+        let names = try JSONDecoder().decode([Item].self, from: Data(try ok(["items", "--json"], "b").utf8))
+        #expect(names.map(\.name) == ["After \(attack)", "Before"])
+        #expect(try a.stop() == 0, "a: \(a.stderr)")
+        #expect(try b.stop() == 0)
+    }
+
+    @Test("every hostile input in turn against one daemon, which syncs after each")
+    func hostileInputsInTurn() throws {
+        let (a, b) = try startPair()
+        for attack in Attack.allCases {
+            try attackAndCheck(attack, a)
+            try checkStillSyncs(a, b, name: "After \(attack)")
+        }
+        #expect(try ReplicaStatus.of(a.data).event_count == 1 + Attack.allCases.count)
+        #expect(a.logLines(containing: #"msg="connection refused""#).count == Attack.allCases.count)
+        #expect(a.logLines(containing: "peer identified").count == 1, "b's one connection lasted throughout")
+        #expect(try a.stop() == 0, "a: \(a.stderr)")
+        #expect(try b.stop() == 0)
+    }
+}
+
+/// A blocking TCP client socket on 127.0.0.1 that never raises SIGPIPE.
+private final class RawConnection {
+    private let descriptor: Int32
+
+    init(port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ChildProcessError("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw ChildProcessError("connect 127.0.0.1:\(port): errno \(errno)")
+        }
+        // No read waits longer than this, so a daemon that never answers fails the test.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends what the daemon accepts; a daemon that already closed the
+    /// connection (EPIPE, ECONNRESET) ends the sending quietly.
+    func send(_ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard written > 0 else { return }
+            sent += written
+        }
+    }
+
+    func closeWrite() { shutdown(descriptor, Int32(SHUT_WR)) }
+
+    /// Reads until `count` bytes arrived, the peer closed, or a read timed out.
+    func receive(count: Int) -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while received.count < count {
+            let read = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, min($0.count, count - received.count), 0)
+            }
+            guard read > 0 else { break }
+            received += buffer[..<read]
+        }
+        return received
+    }
+
+    /// Reads until the peer closes (or resets) the connection or a read times out.
+    func receiveUntilClosed() -> [UInt8] {
+        closeWrite()
+        return receive(count: Int.max)
+    }
+}
