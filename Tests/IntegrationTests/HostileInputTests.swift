@@ -35,7 +35,8 @@ struct HostileInputTests {
             switch self {
             case .randomGarbage, .initThenGarbage: "bytes exceeds the limit of 4194304"
             case .garbageInAFrame: "unknown frame type"
-            case .truncatedFrame, .silentConnection: "connection closed by peer"
+            case .truncatedFrame: "connection closed by peer in the middle of a frame"
+            case .silentConnection: "connection closed by peer during the handshake"
             case .hugeFrameHeader: "frame of 104857600 bytes exceeds the limit of 4194304"
             case .wrongVersion:
                 "incompatible protocol version \(HostileInputTests.wrongVersion); "

@@ -115,7 +115,12 @@ final class PeerConnection: @unchecked Sendable {
             } catch let error as SocketError where error.code == EAGAIN {
                 return "handshake timed out after \(PeerConnection.handshakeTimeoutMs) ms"
             }
-            if bytes.isEmpty { return "connection closed by peer" }
+            if bytes.isEmpty {
+                if decoder.bufferedCount > 0 {
+                    return "connection closed by peer in the middle of a frame (\(decoder.bufferedCount) bytes)"
+                }
+                return established ? "connection closed by peer" : "connection closed by peer during the handshake"
+            }
             traffic.withLock { $0.bytesIn += bytes.count }
             decoder.append(bytes)
             while let frame = try decoder.next() {
