@@ -170,7 +170,9 @@ public struct PeerManager: Sendable {
         outbound += targets.values.filter { $0.state == .dialing }.count
         if let rotateEvery = configuration.rotateEveryMs, !due.isEmpty, outbound >= configuration.maxOutbound,
             now - lastRotationAt >= rotateEvery,
-            let oldest = connections.values.filter({ $0.dialed != nil }).min(by: { $0.openedAt < $1.openedAt })
+            let oldest = connections.values.filter({ $0.dialed != nil }).min(by: {
+                ($0.openedAt, $0.id) < ($1.openedAt, $1.id)
+            })
         {
             lastRotationAt = now
             directives.append(.close(oldest.id, reason: "rotating to another peer"))
