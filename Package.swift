@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "Gossip", dependencies: ["Replica", "CSodium"]),
         .target(name: "Discovery", dependencies: ["Replica"]),
         .executableTarget(name: "PeerDaemon", dependencies: ["Replica", "Gossip"]),
-        .executableTarget(name: "PeerBench", dependencies: ["Replica", "CSQLite"]),
+        .executableTarget(name: "PeerBench", dependencies: ["Replica", "Gossip", "CSQLite"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Replica", "TestSupport"]),

@@ -1,11 +1,14 @@
 import Foundation
 
 // peerd-bench: the storage benchmark (see docs/performance.md), or with
-// `crash-writer` the acknowledging writer of the crash integration test.
+// `crash-writer` the acknowledging writer of the crash integration test,
+// or with `sync` the sync benchmark (`peerd-bench sync --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
         try CrashWriter.parse(Array(arguments.dropFirst())).run()
+    } else if arguments.first == "sync" {
+        try SyncBenchmark(options: SyncOptions.parse(Array(arguments.dropFirst()))).run()
     } else {
         try BenchmarkRun(options: BenchOptions.parse(arguments)).run()
     }

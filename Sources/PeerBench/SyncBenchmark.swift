@@ -1,0 +1,152 @@
+import Foundation
+
+/// What `peerd-bench sync` measures, read from the command line.
+///
+/// ```
+/// peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N]
+/// ```
+struct SyncOptions {
+    /// Events in the source replica a fresh replica catches up from.
+    var events = 1_000_000
+    /// Single appends on A timed to their fold on B and C.
+    var latencySamples = 2_000
+    /// Anti-entropy rounds every connection must have sent in the idle measurement.
+    var idleRounds = 30
+    /// Where the databases go; nil means a fresh temporary directory, removed at the end.
+    var directory: String?
+    /// `--help` was given: print `usage` and do nothing else.
+    var helpRequested = false
+
+    /// The text printed for `peerd-bench sync --help`.
+    static let usage = """
+        usage: peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N]
+
+          --events N           events in the source replica of the catch-up (default 1000000)
+          --quick              100000 events, 500 latency samples: about a minute
+          --dir DIR            work directory (default: a fresh temporary directory, removed at the end)
+          --latency-samples N  single appends timed from A to B and C (default 2000)
+          --idle-rounds N      anti-entropy rounds per connection in the idle measurement (default 30)
+
+        Needs the `peerd` binary next to `peerd-bench` (`swift build -c release` builds both).
+        """
+
+    /// Parses the arguments that follow `sync`.
+    static func parse(_ arguments: [String]) throws -> SyncOptions {
+        var options = SyncOptions()
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            switch flag {
+            case "--events":
+                options.events = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--quick":
+                options.events = 100_000
+                options.latencySamples = 500
+            case "--dir":
+                options.directory = try BenchOptions.value(after: flag, in: &remaining)
+            case "--latency-samples":
+                options.latencySamples = try BenchOptions.count(
+                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--idle-rounds":
+                options.idleRounds = try BenchOptions.count(
+                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--help", "-h":
+                options.helpRequested = true
+            default:
+                throw UsageError("sync: unknown argument \(flag) (see `peerd-bench sync --help`)")
+            }
+        }
+        return options
+    }
+}
+
+/// `peerd-bench sync`: the baselines (raw loopback TCP, raw SQLite ingest),
+/// then catch-up of a fresh replica between two `peerd run` processes, then
+/// live latency and idle anti-entropy traffic in a three-node mesh of
+/// in-process `GossipService`s; the Markdown report goes to standard output.
+struct SyncBenchmark {
+    /// What to measure.
+    let options: SyncOptions
+
+    /// Runs every phase and prints the report.
+    func run() throws {
+        if options.helpRequested {
+            print(SyncOptions.usage)
+            return
+        }
+        let peerd = try SyncDaemon.locatePeerd()
+        let workspace = try Workspace(directory: options.directory)
+        defer { workspace.finish() }
+        progress("peerd-bench sync: work directory \(workspace.path), peerd at \(peerd)")
+
+        progress("baseline: raw loopback TCP, 1 GiB in 128 KiB writes ...")
+        let loopback = try LoopbackBaseline.throughput()
+        progress("baseline: loopback TCP: \(String(format: "%.0f", loopback.megabytesPerSecond)) MB/s")
+        let pingPong = try LoopbackBaseline.pingPong(samples: 2_000)
+        let sizeBenchmark = SizeBenchmark(
+            size: options.events, batchSize: 1_000, maxItems: 20_000, workspace: workspace)
+        let rawIngest = try sizeBenchmark.rawInsertRate(.primaryKeyOnly)
+        let rawCommit = try SyncBaselines.rawCommitLatency(samples: 500, workspace: workspace)
+
+        let catchUp = try SyncCatchUpBenchmark(events: options.events, peerd: peerd, workspace: workspace).run()
+
+        progress("live mesh: A, B, C in process, anti-entropy every \(SyncMesh.antiEntropyIntervalMs) ms ...")
+        let mesh = try SyncMesh(workspace: workspace)
+        defer { mesh.stop() }
+        try mesh.waitUntilConnected()
+        let latency = try SyncLatencyBenchmark(samples: options.latencySamples, mesh: mesh).run()
+        let idle = try SyncIdleBenchmark(rounds: options.idleRounds, mesh: mesh).run()
+        mesh.stop()
+
+        let report = SyncReport(
+            command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+            loopback: loopback, pingPong: pingPong, rawIngest: rawIngest, rawCommit: rawCommit,
+            catchUp: catchUp, latency: latency, idle: idle)
+        print(report.markdown)
+    }
+}
+
+/// The durable-commit baseline of the live latency.
+enum SyncBaselines {
+    /// One raw `BEGIN IMMEDIATE; INSERT; COMMIT` per sample (`synchronous=FULL`):
+    /// the floor of one durable store; a live event pays two (append on A, ingest on B).
+    static func rawCommitLatency(samples: Int, workspace: Workspace) throws -> LatencySummary {
+        progress("baseline: \(samples) raw single-row durable commits ...")
+        let path = workspace.freshDatabase("sync-raw-commit.db")
+        defer { workspace.remove(path) }
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        var workload = ItemWorkload(eventCount: samples, maxItems: 20_000, distribution: .recentHot)
+        var random = SplitMix64(seed: ItemWorkload.seed ^ 0x5359_4E43)
+        var durations: [Duration] = []
+        var seq: Int64 = 0
+        while let change = workload.next() {
+            seq += 1
+            let nowMs = SizeBenchmark.wallClockMs()
+            let row = RawRow(
+                feed: 1, seq: seq, eventID: random.uuidBytes(), timeMs: nowMs, entity: Int64(change.item + 1),
+                entityID: change.entityID, payload: change.event.payload, arrivalMs: nowMs)
+            durations.append(try Stopwatch.time { try table.insert([row]) })
+        }
+        return LatencySummary(durations)
+    }
+}
+
+/// A condition that did not come true before its deadline.
+struct SyncTimeout: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Polls `condition` every `pollMs` until it holds; throws after `seconds`.
+/// For conditions no callback announces (another process's database, the
+/// byte counters); each poll is cheap.
+func waitUntil(_ what: String, seconds: Double, pollMs: Int = 10, _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while try !condition() {
+        guard ContinuousClock.now < deadline else {
+            throw SyncTimeout(description: "timed out after \(seconds) s waiting for \(what)")
+        }
+        usleep(UInt32(pollMs * 1000))
+    }
+}
+
+/// The monotonic clock in nanoseconds (comparable across threads).
+func monotonicNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

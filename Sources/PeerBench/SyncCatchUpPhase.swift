@@ -1,0 +1,207 @@
+import CSQLite
+import Foundation
+import Gossip
+import Replica
+
+/// Catch-up of a fresh replica over loopback TCP between two real `peerd
+/// run` processes: A holds `events` events of 4 origin feeds, B starts
+/// empty in A's cluster (`peerd init --join`), dials A, and is timed from
+/// its launch until its database holds every event.
+struct SyncCatchUpBenchmark {
+    /// Events in A.
+    let events: Int
+    /// The `peerd` binary.
+    let peerd: String
+    /// Where the data directories go.
+    let workspace: Workspace
+
+    func run() throws -> CatchUpResult {
+        let sourceDirectory = (workspace.path as NSString).appendingPathComponent("sync-source")
+        let receiverDirectory = (workspace.path as NSString).appendingPathComponent("sync-receiver")
+        for directory in [sourceDirectory, receiverDirectory] { try? FileManager.default.removeItem(atPath: directory) }
+        defer {
+            for directory in [sourceDirectory, receiverDirectory] {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
+        var result = CatchUpResult(events: events)
+        let key = ClusterKey.generate()
+        try buildSource(in: sourceDirectory, key: key, result: &result)
+        result.pipeline = try SyncPipelineAnalysis(
+            sourcePath: (sourceDirectory as NSString).appendingPathComponent("replica.db"), events: events,
+            clusterKey: key, workspace: workspace
+        ).run()
+
+        try SyncDaemon.runToCompletion(
+            peerd: peerd, arguments: ["init", "--data", receiverDirectory, "--join", key.code],
+            logPath: (workspace.path as NSString).appendingPathComponent("sync-init.log"))
+        let source = try SyncDaemon(
+            name: "A (source)", peerd: peerd,
+            arguments: ["run", "--data", sourceDirectory, "--listen", "127.0.0.1:0"],
+            logPath: (workspace.path as NSString).appendingPathComponent("sync-source.log"))
+        defer { source.stop() }
+        let sourceAddress = try source.waitForLine(startingWith: "listening on ", seconds: 60)
+        let counter = try ReadOnlyEventCounter(
+            path: (receiverDirectory as NSString).appendingPathComponent("replica.db"))
+
+        progress("catch-up: B joins A (\(sourceAddress)) and fetches \(Report.grouped(Double(events))) events ...")
+        let start = ContinuousClock.now
+        let receiver = try SyncDaemon(
+            name: "B (fresh replica)", peerd: peerd,
+            arguments: [
+                "run", "--data", receiverDirectory, "--listen", "127.0.0.1:0", "--peer", sourceAddress,
+            ],
+            logPath: (workspace.path as NSString).appendingPathComponent("sync-receiver.log"))
+        defer { receiver.stop() }
+        _ = try receiver.waitForLine(startingWith: "listening on ", seconds: 60)
+        result.receiverListeningSeconds = (ContinuousClock.now - start).seconds
+
+        var lastReport = ContinuousClock.now
+        let deadline = max(300.0, Double(events) / 1_000)
+        try waitUntil("B to hold \(events) events", seconds: deadline, pollMs: 100) {
+            try source.checkRunning()
+            try receiver.checkRunning()
+            let held = try counter.count()
+            let elapsed = (ContinuousClock.now - start).seconds
+            result.timeline.append((elapsed, held))
+            if held > 0 && result.firstEventSeconds == nil { result.firstEventSeconds = elapsed }
+            result.sourceMaxResidentMiB = max(result.sourceMaxResidentMiB, source.sample().residentMiB)
+            result.receiverMaxResidentMiB = max(result.receiverMaxResidentMiB, receiver.sample().residentMiB)
+            if ContinuousClock.now - lastReport > .seconds(10) {
+                lastReport = ContinuousClock.now
+                progress(
+                    String(format: "catch-up: %.0f s, B holds %@ events", elapsed, Report.grouped(Double(held))))
+            }
+            return held >= events
+        }
+        result.seconds = (ContinuousClock.now - start).seconds
+        result.source = source.sample()
+        result.receiver = receiver.sample()
+        progress(
+            String(
+                format: "catch-up: %@ events in %.1f s = %@ events/s", Report.grouped(Double(events)),
+                result.seconds, Report.grouped(Double(events) / result.seconds)))
+        receiver.stop()
+        source.stop()
+        try compareStates(sourceDirectory, receiverDirectory, result: &result)
+        return result
+    }
+
+    /// A's data directory: a new cluster key and a log holding `events`
+    /// events of 4 origins, ingested in batches of 10,000 (not timed as sync).
+    private func buildSource(in directory: String, key: ClusterKey, result: inout CatchUpResult) throws {
+        progress("catch-up: building A with \(Report.grouped(Double(events))) events (4 origin feeds) ...")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try key.write(toFile: (directory as NSString).appendingPathComponent("cluster.key"))
+        let log = try EventLog.create(
+            at: (directory as NSString).appendingPathComponent("replica.db"), replicaID: "bench-source")
+        var source = RemoteEventSource(
+            workload: ItemWorkload(eventCount: events, maxItems: 20_000, distribution: .recentHot), origins: 4,
+            wallClockMs: SizeBenchmark.wallClockMs())
+        var watch = Stopwatch()
+        while true {
+            let batch = source.nextBatch(10_000)
+            if batch.isEmpty { break }
+            result.payloadBytes += batch.reduce(0) { $0 + $1.payload.utf8.count }
+            let report = try watch.measure { try log.ingest(batch) }
+            try BenchmarkFailure.check(report, offered: batch.count)
+        }
+        result.buildSeconds = watch.seconds
+        result.feeds = source.feeds.count
+    }
+
+    /// Whether B folded to the same state as A.
+    private func compareStates(_ source: String, _ receiver: String, result: inout CatchUpResult) throws {
+        let a = try EventLog.open(at: (source as NSString).appendingPathComponent("replica.db"))
+        let b = try EventLog.open(at: (receiver as NSString).appendingPathComponent("replica.db"))
+        result.statesMatch = try a.stateHash() == b.stateHash() && a.eventCount() == b.eventCount()
+    }
+}
+
+/// What the catch-up measured.
+struct CatchUpResult {
+    /// Bytes a sealed frame adds to its plaintext: the 5-byte header and the AEAD tag.
+    static let sealedFrameOverhead = Frame.headerSize + (Frame.maximumSize - 1 - FrameSealer.maximumPlaintextSize)
+
+    var events: Int
+    var feeds = 0
+    var payloadBytes = 0
+    /// The same session replayed in process: stage costs and the exact wire bytes.
+    var pipeline = PipelineResult()
+    /// Building A in process (ingest in batches of 10,000), not part of the sync figures.
+    var buildSeconds = 0.0
+    /// From launching B until B's database held every event.
+    var seconds = 0.0
+    var receiverListeningSeconds = 0.0
+    var firstEventSeconds: Double?
+    /// (seconds since B's launch, events B held), every ~100 ms.
+    var timeline: [(seconds: Double, events: Int)] = []
+    var source = ChildStats(pid: -1)
+    var receiver = ChildStats(pid: -1)
+    var sourceMaxResidentMiB = 0.0
+    var receiverMaxResidentMiB = 0.0
+    var statesMatch = false
+
+    init(events: Int) { self.events = events }
+
+    var eventsPerSecond: Double { seconds > 0 ? Double(events) / seconds : 0 }
+    /// Sealed frames A sends B in the session (from the in-process replay).
+    var wireBytes: Int { pipeline.bytesToTarget }
+    var wireMBPerSecond: Double { seconds > 0 ? Double(wireBytes) / 1e6 / seconds : 0 }
+    var payloadMBPerSecond: Double { seconds > 0 ? Double(payloadBytes) / 1e6 / seconds : 0 }
+
+    /// Events per second over each quarter of the events (by when B reached 25%, 50%, 75%, 100%).
+    var quarterRates: [Double] {
+        var rates: [Double] = []
+        var previous = (seconds: 0.0, events: 0)
+        for quarter in 1...4 {
+            let target = events * quarter / 4
+            guard let reached = timeline.first(where: { $0.events >= target }) else { break }
+            let span = reached.seconds - previous.seconds
+            rates.append(span > 0 ? Double(reached.events - previous.events) / span : .infinity)
+            previous = reached
+        }
+        return rates
+    }
+}
+
+/// A read-only connection to another process's replica database, asking
+/// only how many events it holds (the sum of its feed heads: a few rows).
+final class ReadOnlyEventCounter {
+    private let db: OpaquePointer
+    private let statement: OpaquePointer
+
+    init(path: String) throws {
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else {
+            if let handle { sqlite3_close_v2(handle) }
+            throw RawSQLiteError(code: rc, message: "cannot open \(path) read-only")
+        }
+        sqlite3_busy_timeout(handle, 5_000)
+        var prepared: OpaquePointer?
+        let prepare = sqlite3_prepare_v2(handle, "SELECT coalesce(sum(head_seq), 0) FROM feeds", -1, &prepared, nil)
+        guard prepare == SQLITE_OK, let prepared else {
+            let message = String(cString: sqlite3_errmsg(handle))
+            sqlite3_close_v2(handle)
+            throw RawSQLiteError(code: prepare, message: message)
+        }
+        db = handle
+        statement = prepared
+    }
+
+    deinit {
+        sqlite3_finalize(statement)
+        sqlite3_close_v2(db)
+    }
+
+    /// Events held now.
+    func count() throws -> Int {
+        defer { sqlite3_reset(statement) }
+        let rc = sqlite3_step(statement)
+        guard rc == SQLITE_ROW else {
+            throw RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db)))
+        }
+        return Int(sqlite3_column_int64(statement, 0))
+    }
+}

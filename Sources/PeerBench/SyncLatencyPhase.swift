@@ -1,0 +1,178 @@
+import Foundation
+import Gossip
+import Replica
+import Synchronization
+
+/// Three in-process `GossipService`s A, B, C on 127.0.0.1, each with its
+/// own log (durability FULL) in one cluster: B dials A, C dials A and B.
+final class SyncMesh {
+    /// The anti-entropy interval of every node (the default is 1,000 ms):
+    /// short, so that the idle measurement sees many rounds in seconds.
+    static let antiEntropyIntervalMs: Milliseconds = 100
+
+    let names = ["A", "B", "C"]
+    let services: [GossipService]
+    /// When B (index 0) and C (index 1) stored each event.
+    let arrivals = ArrivalBoard()
+    private let paths: [String]
+    private let workspace: Workspace
+    private var stopped = false
+
+    init(workspace: Workspace) throws {
+        self.workspace = workspace
+        let key = ClusterKey.generate()
+        var services: [GossipService] = []
+        var paths: [String] = []
+        var ports: [UInt16] = []
+        for name in names {
+            let path = workspace.freshDatabase("sync-mesh-\(name).db")
+            let log = try EventLog.create(at: path, replicaID: "bench-\(name.lowercased())")
+            var configuration = GossipService.Configuration(replicaID: log.replicaID)
+            configuration.listenHost = "127.0.0.1"
+            configuration.listenPort = 0
+            configuration.node.antiEntropyIntervalMs = SyncMesh.antiEntropyIntervalMs
+            configuration.peers = ports.map { PeerAddress(host: "127.0.0.1", port: $0) }
+            let service = GossipService(
+                log: log, clusterKey: key, configuration: configuration,
+                logger: { record in
+                    if record.level >= .warning { progress("mesh \(name): \(record.line)") }
+                })
+            ports.append(try service.start())
+            services.append(service)
+            paths.append(path)
+        }
+        self.services = services
+        self.paths = paths
+        for (index, service) in services.enumerated().dropFirst() {
+            let board = arrivals
+            service.onStored { stored in board.record(stored, receiver: index - 1) }
+        }
+    }
+
+    deinit { stop() }
+
+    /// Waits until every node has both other nodes identified on a connection.
+    func waitUntilConnected() throws {
+        try waitUntil("the mesh to connect", seconds: 20) {
+            services.allSatisfy { service in
+                Set(service.connectionSnapshots().compactMap { $0.peer?.replicaID }).count == 2
+            }
+        }
+    }
+
+    /// Waits until all three logs hold the same events.
+    func waitUntilConverged() throws {
+        try waitUntil("the mesh to converge", seconds: 20) {
+            let cursors = try services.map { service in try service.withLog { try $0.cursor() } }
+            return cursors.allSatisfy { $0 == cursors[0] }
+        }
+    }
+
+    /// Stops the services and removes their databases.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        for service in services { service.stop(reason: "benchmark done") }
+        for path in paths { workspace.remove(path) }
+    }
+}
+
+/// Arrival times of events at the receivers, written by `onStored` on the
+/// services' queues and awaited by the benchmark's thread.
+final class ArrivalBoard: Sendable {
+    private let times = Mutex<[UUID: [UInt64?]]>([:])
+    private let signal = DispatchSemaphore(value: 0)
+    /// How many receivers each event is awaited at.
+    static let receivers = 2
+
+    /// Notes that `receiver` stored `events` now.
+    func record(_ events: [StoredEvent], receiver: Int) {
+        let now = monotonicNanoseconds()
+        times.withLock { times in
+            for stored in events {
+                times[stored.event.eventID, default: Array(repeating: nil, count: ArrivalBoard.receivers)][receiver] =
+                    now
+            }
+        }
+        signal.signal()
+    }
+
+    /// Waits until every receiver stored `eventID`; returns when each did (monotonic ns).
+    func waitForAll(_ eventID: UUID, seconds: Double) throws -> [UInt64] {
+        let deadline = DispatchTime.now() + seconds
+        while true {
+            let arrived: [UInt64]? = times.withLock { times in
+                guard let entry = times[eventID] else { return nil }
+                let all = entry.compactMap { $0 }
+                guard all.count == entry.count else { return nil }
+                times[eventID] = nil
+                return all
+            }
+            if let arrived { return arrived }
+            if signal.wait(timeout: deadline) == .timedOut {
+                throw SyncTimeout(description: "event \(eventID) did not reach B and C within \(seconds) s")
+            }
+        }
+    }
+}
+
+/// Live propagation: single appends on A, one at a time, each timed from
+/// just before `GossipService.append` to the `onStored` callback on B and
+/// on C (the event stored and folded there, durably); the next append
+/// follows as soon as both have it.
+struct SyncLatencyBenchmark {
+    let samples: Int
+    let mesh: SyncMesh
+
+    func run() throws -> LiveLatencyResult {
+        progress("live latency: \(samples) single appends on A, timed to B and C ...")
+        let source = mesh.services[0]
+        var workload = ItemWorkload(eventCount: samples, maxItems: 20_000, distribution: .recentHot)
+        var toB: [Duration] = []
+        var toC: [Duration] = []
+        var appends: [Duration] = []
+        while let change = workload.next() {
+            let new = NewEvent(item: change.entityID, change.event)
+            let start = monotonicNanoseconds()
+            let stored = try source.append(new)
+            let appended = monotonicNanoseconds()
+            let arrived = try mesh.arrivals.waitForAll(stored.event.eventID, seconds: 10)
+            appends.append(.nanoseconds(Int64(appended - start)))
+            toB.append(.nanoseconds(Int64(arrived[0] - start)))
+            toC.append(.nanoseconds(Int64(arrived[1] - start)))
+        }
+        try mesh.waitUntilConverged()
+        let statistics = mesh.services.dropFirst().compactMap { service in service.withNode { $0.statistics } }
+        return LiveLatencyResult(
+            toB: LatencyDistribution(toB), toC: LatencyDistribution(toC), append: LatencyDistribution(appends),
+            receivers: statistics)
+    }
+}
+
+/// Percentiles of one set of latency samples.
+struct LatencyDistribution {
+    var count: Int
+    var p50: Double
+    var p99: Double
+    var max: Double
+
+    init(_ samples: [Duration]) {
+        let sorted = samples.map(\.seconds).sorted()
+        count = sorted.count
+        p50 = LatencySummary.percentile(0.50, of: sorted)
+        p99 = LatencySummary.percentile(0.99, of: sorted)
+        max = sorted.last ?? 0
+    }
+}
+
+/// Live propagation latencies in the mesh.
+struct LiveLatencyResult {
+    /// From just before `append` on A to the `onStored` callback on B (B dialed A).
+    var toB: LatencyDistribution
+    /// The same to C (C dialed A and B).
+    var toC: LatencyDistribution
+    /// The `append` call on A itself: the durable local commit and the push queued.
+    var append: LatencyDistribution
+    /// B's and C's sync counters after the phase: events received, and of those stored (the rest were duplicates).
+    var receivers: [SyncStatistics]
+}

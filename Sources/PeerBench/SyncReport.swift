@@ -1,0 +1,266 @@
+import Foundation
+import Gossip
+
+/// Everything `peerd-bench sync` measured, printed as Markdown.
+struct SyncReport {
+    var command: String
+    var loopback: LoopbackThroughput
+    var pingPong: LatencySummary
+    /// The bare raw SQLite row (integer primary key only, batches of 1,000).
+    var rawIngest: PhaseResult
+    var rawCommit: LatencySummary
+    var catchUp: CatchUpResult
+    var latency: LiveLatencyResult
+    var idle: IdleResult
+
+    var markdown: String {
+        var lines: [String] = []
+        lines.append("## peerd-bench sync results")
+        lines.append("")
+        lines.append("- command: `\(command)`")
+        lines.append("- machine: \(Report.machine), SQLite \(RawEventTable.sqliteVersion)")
+        lines.append(
+            "- workload: item events (mean payload \(String(format: "%.1f", meanPayload)) bytes) of "
+                + "\(catchUp.feeds) origin feeds over 20,000 items, recent items hot; 1 MB = 10^6 bytes")
+        lines.append("")
+        lines.append("### Baselines (same run)")
+        lines.append("")
+        lines.append(contentsOf: baselineTable)
+        lines.append("")
+        lines.append("### Catch-up of a fresh replica (two `peerd run` processes, loopback TCP)")
+        lines.append("")
+        lines.append(contentsOf: catchUpTable)
+        lines.append("")
+        lines.append(contentsOf: catchUpNotes)
+        lines.append("")
+        lines.append("### Where the catch-up time goes (CPU per event)")
+        lines.append("")
+        lines.append(contentsOf: catchUpAnalysis)
+        lines.append("")
+        lines.append("### Live propagation (A, B, C in one process, full mesh, durability FULL)")
+        lines.append("")
+        lines.append(contentsOf: latencyTable)
+        lines.append("")
+        lines.append(contentsOf: latencyNotes)
+        lines.append("")
+        lines.append("### Anti-entropy traffic when nothing changed (wire bytes, framing and encryption included)")
+        lines.append("")
+        lines.append(contentsOf: idleTable)
+        lines.append("")
+        lines.append(contentsOf: idleNotes)
+        lines.append("")
+        lines.append("### Targets")
+        lines.append("")
+        lines.append(contentsOf: targetTable)
+        return lines.joined(separator: "\n")
+    }
+
+    private var meanPayload: Double { Double(catchUp.payloadBytes) / Double(max(catchUp.events, 1)) }
+
+    private var baselineTable: [String] {
+        let gibibytes = SyncReport.fixed(Double(loopback.bytes) / Double(1 << 30), 1)
+        let chunk = Report.grouped(Double(loopback.chunk / 1024))
+        let stream =
+            "| raw loopback TCP, one stream | \(SyncReport.fixed(loopback.megabytesPerSecond, 0)) MB/s | "
+            + "\(gibibytes) GiB in \(chunk) KiB writes, one thread sends, one reads, "
+            + "\(SyncReport.fixed(loopback.seconds, 2)) s |"
+        let pingPongRow =
+            "| raw loopback TCP ping-pong, 200 bytes, TCP_NODELAY | p50 \(SyncReport.micro(pingPong.p50)) µs, "
+            + "p99 \(SyncReport.micro(pingPong.p99)) µs | \(Report.grouped(Double(pingPong.count))) round trips |"
+        let rows = Report.grouped(Double(rawIngest.events))
+        let ingest =
+            "| raw SQLite ingest: bare prepared INSERT, integer primary key only, batches of 1,000 | "
+            + "\(Report.grouped(rawIngest.eventsPerSecond)) rows/s | \(rows) rows of the same workload, "
+            + "\(SyncReport.fixed(rawIngest.payloadMBPerSecond, 1)) payload MB/s, "
+            + "\(SyncReport.fixed(rawIngest.cpuMicrosecondsPerEvent, 1)) µs CPU/row, WAL, synchronous=FULL |"
+        let commit =
+            "| raw SQLite single-row durable commit | p50 \(SyncReport.milli(rawCommit.p50)) ms, "
+            + "p99 \(SyncReport.milli(rawCommit.p99)) ms | \(Report.grouped(Double(rawCommit.count))) "
+            + "`BEGIN IMMEDIATE; INSERT; COMMIT`, synchronous=FULL |"
+        return ["| Baseline | Figure | Notes |", "|---|---:|---|", stream, pingPongRow, ingest, commit]
+    }
+
+    private var catchUpTable: [String] {
+        let run = catchUp
+        return [
+            "| Events | Time (s) | Events/s | vs raw SQLite ingest | Wire MB/s | vs loopback TCP | Payload MB/s "
+                + "| Peak RSS A (MiB) | Peak RSS B (MiB) | CPU A (µs/event) | CPU B (µs/event) | B disk written (MB) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| \(Report.grouped(Double(run.events))) | \(SyncReport.fixed(run.seconds, 1)) | "
+                + "\(Report.grouped(run.eventsPerSecond)) | "
+                + "\(Report.ratio(run.eventsPerSecond / max(rawIngest.eventsPerSecond, 1e-9))) | "
+                + "\(SyncReport.fixed(run.wireMBPerSecond, 2)) | "
+                + "\(SyncReport.ratio(run.wireMBPerSecond / max(loopback.megabytesPerSecond, 1e-9))) | "
+                + "\(SyncReport.fixed(run.payloadMBPerSecond, 2)) | \(SyncReport.fixed(run.source.peakMiB, 0)) | "
+                + "\(SyncReport.fixed(run.receiver.peakMiB, 0)) | \(perEvent(run.source.cpuSeconds)) | "
+                + "\(perEvent(run.receiver.cpuSeconds)) | "
+                + "\(run.receiver.diskWrittenBytes.map { SyncReport.fixed(Double($0) / 1e6, 0) } ?? "—") |",
+        ]
+    }
+
+    private var catchUpNotes: [String] {
+        let run = catchUp
+        let quarters = run.quarterRates.map { Report.grouped($0) }.joined(separator: " → ")
+        return [
+            "- timed from launching B (`peerd run --peer A`) until B's database held every event (polled read-only "
+                + "every 100 ms); B printed `listening` after \(SyncReport.fixed(run.receiverListeningSeconds, 2)) s, "
+                + "its first events were seen after \(run.firstEventSeconds.map { SyncReport.fixed($0, 2) } ?? "—") s",
+            "- events/s by quarter of the log: \(quarters)",
+            "- wire: \(SyncReport.fixed(Double(run.wireBytes) / 1e6, 1)) MB A → B in "
+                + "\(Report.grouped(Double(run.pipeline.framesToTarget))) sealed frames "
+                + "(\(Report.grouped(Double(run.pipeline.batches))) events batches of up to "
+                + "\(Report.grouped(Double(SyncSession.Configuration().batchEvents))) events; "
+                + "\(SyncReport.fixed(Double(run.wireBytes) / Double(max(run.events, 1)), 1)) bytes/event), "
+                + "\(Report.grouped(Double(run.pipeline.bytesToSource))) bytes B → A (acks, cursor); exact, from the "
+                + "in-process replay of the same session below (handshake and timer rounds not counted); "
+                + "payload MB/s counts payload bytes only",
+            "- peak RSS = VmHWM of each `peerd run` process at the end; VmRSS sampled during: A up to "
+                + "\(SyncReport.fixed(run.sourceMaxResidentMiB, 0)) MiB, B up to "
+                + "\(SyncReport.fixed(run.receiverMaxResidentMiB, 0)) MiB",
+            "- B's state hash and event count equal A's after catch-up: \(run.statesMatch ? "yes" : "**no**")",
+            "- A was built beforehand in this process (EventLog.ingest, batches of 10,000) in "
+                + "\(SyncReport.fixed(run.buildSeconds, 1)) s = "
+                + "\(Report.grouped(Double(run.events) / max(run.buildSeconds, 1e-9))) events/s (interleaved by time, "
+                + "no refolds)",
+        ]
+    }
+
+    private var catchUpAnalysis: [String] {
+        let run = catchUp
+        let pipeline = run.pipeline
+        let totalCPU = pipeline.stages.reduce(0) { $0 + $1.1.cpuSeconds }
+        var lines = [
+            "| Part | Wall (s) | CPU (s) | CPU µs/event | Share of the in-process CPU |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for (name, watch) in pipeline.stages {
+            lines.append(
+                "| \(name) | \(SyncReport.fixed(watch.seconds, 2)) | \(SyncReport.fixed(watch.cpuSeconds, 2)) | "
+                    + "\(perEvent(watch.cpuSeconds)) | \(SyncReport.fixed(watch.cpuSeconds / max(totalCPU, 1e-9) * 100, 0))% |"
+            )
+        }
+        let inProcessRate = Double(run.events) / max(pipeline.totalSeconds, 1e-9)
+        lines.append(
+            "| **in process, one thread, all stages** | \(SyncReport.fixed(pipeline.totalSeconds, 2)) | "
+                + "\(SyncReport.fixed(totalCPU, 2)) | \(perEvent(totalCPU)) | "
+                + "\(Report.grouped(inProcessRate)) events/s |")
+        let sourceBusy = run.source.cpuSeconds / max(run.seconds, 1e-9)
+        let receiverBusy = run.receiver.cpuSeconds / max(run.seconds, 1e-9)
+        lines.append(
+            "| `peerd run` A, whole process over the catch-up | \(SyncReport.fixed(run.seconds, 2)) | "
+                + "\(SyncReport.fixed(run.source.cpuSeconds, 2)) | \(perEvent(run.source.cpuSeconds)) | "
+                + "busy \(SyncReport.fixed(sourceBusy * 100, 0))% of a core |")
+        lines.append(
+            "| `peerd run` B, whole process over the catch-up | \(SyncReport.fixed(run.seconds, 2)) | "
+                + "\(SyncReport.fixed(run.receiver.cpuSeconds, 2)) | \(perEvent(run.receiver.cpuSeconds)) | "
+                + "busy \(SyncReport.fixed(receiverBusy * 100, 0))% of a core |")
+        return lines
+    }
+
+    private var latencyTable: [String] {
+        func row(_ name: String, _ figures: LatencyDistribution) -> String {
+            "| \(name) | \(Report.grouped(Double(figures.count))) | \(SyncReport.milli(figures.p50)) | "
+                + "\(SyncReport.milli(figures.p99)) | \(SyncReport.milli(figures.max)) |"
+        }
+        return [
+            "| Path | Samples | p50 (ms) | p99 (ms) | max (ms) |",
+            "|---|---:|---:|---:|---:|",
+            row("`append` on A (durable local commit, push queued)", latency.append),
+            row("A `append` → stored and folded on B (B dialed A)", latency.toB),
+            row("A `append` → stored and folded on C (C dialed A and B)", latency.toC),
+        ]
+    }
+
+    private var latencyNotes: [String] {
+        var lines = [
+            "- one append at a time: the next follows as soon as B and C both stored the previous one; timed from "
+                + "just before `GossipService.append` on A to the `onStored` callback on B and on C (after the "
+                + "ingest's durable commit and fold)",
+            "- a floor for comparison: two durable commits (raw p50 \(SyncReport.milli(rawCommit.p50)) ms each) plus "
+                + "one loopback hop (p50 \(SyncReport.micro(pingPong.p50 / 2)) µs); all three nodes share 2 cores and one disk",
+        ]
+        for (name, statistics) in zip(["B", "C"], latency.receivers) {
+            lines.append(
+                "- \(name) received \(Report.grouped(Double(statistics.eventsReceived))) events and stored "
+                    + "\(Report.grouped(Double(statistics.eventsStored))): "
+                    + "\(Report.grouped(Double(statistics.eventsReceived - statistics.eventsStored))) were duplicates "
+                    + "pushed by the other receiver as well (full mesh)")
+        }
+        return lines
+    }
+
+    private var idleTable: [String] {
+        var lines = [
+            "| Direction | Rounds counted | Bytes/round | Smallest | Largest |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for link in idle.links {
+            lines.append(
+                "| \(link.from) → \(link.to) | \(link.rounds) | \(SyncReport.fixed(link.bytesPerRound, 1)) | "
+                    + "\(link.smallest) | \(link.largest) |")
+        }
+        return lines
+    }
+
+    private var idleNotes: [String] {
+        let changed = idle.changedRounds.map { "\($0.from) → \($0.to) \($0.bytes)" }.joined(separator: ", ")
+        let pushes = idle.pushBytesPerEvent.sorted()
+        let medianPush = pushes.isEmpty ? 0 : pushes[pushes.count / 2]
+        return [
+            "- anti-entropy every \(idle.intervalMs) ms on every node (default 1,000 ms) for this measurement; "
+                + "\(SyncReport.fixed(idle.idleSeconds, 1)) s; each move of a connection's `bytesSent` counts as one "
+                + "round (polled every ms); the first \(SyncIdleBenchmark.warmUpRounds) moves are skipped",
+            "- computed with `MessageEncoder`: an idle round is one empty cursor message, "
+                + "\(idle.computed.emptyRoundFrame) bytes sealed; each changed feed adds "
+                + "\(idle.computed.perChangedFeed) bytes (feed index and a head of 123,456 as varints; 3 for a head under 16,384), and a feed named for the "
+                + "first time on a connection adds \(idle.computed.firstDeclaration) bytes once (its replica id and scope)",
+            "- the round after one append on A (largest of \(SyncIdleBenchmark.changeTrials) trials, bytes): "
+                + "\(changed.isEmpty ? "—" : changed)",
+            "- the push of one new event itself (events to B and C, acks, any duplicate push between B and C), "
+                + "all connections together: median \(Report.grouped(Double(medianPush))) bytes "
+                + "(trials: \(pushes.map(String.init).joined(separator: ", ")))",
+        ]
+    }
+
+    private var targetTable: [String] {
+        let run = catchUp
+        let third = rawIngest.eventsPerSecond / 3
+        let worstP50 = max(latency.toB.p50, latency.toC.p50)
+        let idleWorst = idle.largestRound
+        let changedExtra = (idle.changedRounds.map(\.bytes).max() ?? 0) - idleWorst
+        func met(_ condition: Bool) -> String { condition ? "met" : "**not met**" }
+        return [
+            "| Target | Figure | |",
+            "|---|---:|---|",
+            "| catch-up ≥ 200,000 events/s | \(Report.grouped(run.eventsPerSecond)) events/s | "
+                + "\(met(run.eventsPerSecond >= 200_000)) |",
+            "| catch-up ≥ ⅓ of raw SQLite ingest (\(Report.grouped(third)) events/s) | "
+                + "\(Report.ratio(run.eventsPerSecond / max(rawIngest.eventsPerSecond, 1e-9))) of raw "
+                + "(by CPU time: raw \(SyncReport.fixed(rawIngest.cpuMicrosecondsPerEvent, 1)) µs/row, B "
+                + "\(perEvent(run.receiver.cpuSeconds)) µs/event = "
+                + "\(Report.ratio(rawIngest.cpuMicrosecondsPerEvent / max(run.receiver.cpuSeconds * 1e6 / Double(max(run.events, 1)), 1e-9)))) | "
+                + "\(met(run.eventsPerSecond >= third)) |",
+            "| live p50 < 5 ms on loopback (B and C) | B \(SyncReport.milli(latency.toB.p50)) ms, "
+                + "C \(SyncReport.milli(latency.toC.p50)) ms | \(met(worstP50 < 0.005)) |",
+            "| idle round < 100 bytes per peer | largest \(idleWorst) bytes, mean "
+                + "\(SyncReport.fixed(idle.meanBytesPerRound, 1)) | \(met(idleWorst > 0 && idleWorst < 100)) |",
+            "| + a few bytes per changed feed | +\(changedExtra) bytes measured, +\(idle.computed.perChangedFeed) "
+                + "computed | \(met(changedExtra <= 8 && idle.computed.perChangedFeed <= 8)) |",
+        ]
+    }
+
+    private func perEvent(_ seconds: Double) -> String {
+        SyncReport.fixed(seconds * 1e6 / Double(max(catchUp.events, 1)), 1)
+    }
+
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        value.isFinite ? String(format: "%.\(digits)f", value) : "—"
+    }
+
+    static func milli(_ seconds: Double) -> String { fixed(seconds * 1000, 2) }
+    static func micro(_ seconds: Double) -> String { fixed(seconds * 1e6, 0) }
+    /// `0.0012×`: ratios that may be far below 1.
+    static func ratio(_ value: Double) -> String {
+        value >= 0.01 ? Report.ratio(value) : String(format: "%.4f×", value)
+    }
+}
