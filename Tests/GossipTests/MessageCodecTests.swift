@@ -30,6 +30,7 @@ import Testing
             .ack(batchID: 1, heads: [feedB: 9]),
             .cursor(VectorCursor()),
             .goodbye(reason: "shutting down"),
+            .peers([PeerAdvert(replicaID: "replica-c", address: PeerAddress(host: "10.77.0.13", port: 4100))]),
         ]
         #expect(try roundTrip(messages) == messages)
     }

@@ -98,15 +98,15 @@ struct SyncTests {
         #expect(try a.stop() == 0, "a: \(a.stderr)")
     }
 
-    @Test("three daemons in a line: an edit on A reaches C through B")
-    func relayThroughMiddle() throws {
+    @Test("three daemons given a line of static peers: peer exchange meshes them and an edit on A reaches C")
+    func lineBecomesMesh() throws {
         try cluster("a", "b", "c")
         let fromC = try ok(["item", "create", "Made on C", "1"], "c")
         let a = try Daemon.start(data: dir("a"))
         let b = try Daemon.start(data: dir("b"), peers: [a.address])
         let c = try Daemon.start(data: dir("c"), peers: [b.address])
         try Convergence.wait([dir("a"), dir("b"), dir("c")])
-        #expect(try Peek.item(fromC, in: dir("a")) != nil, "c's offline item reached a through b")
+        #expect(try Peek.item(fromC, in: dir("a")) != nil, "c's offline item reached a")
 
         let onA = try ok(["item", "create", "Made on A", "2"], "a")
         _ = try timeUntil("a's item reaching c") { try Peek.item(onA, in: dir("c")) != nil }
@@ -114,12 +114,12 @@ struct SyncTests {
         #expect(statuses.map(\.event_count) == [2, 2, 2])
         #expect(Set(statuses.map(\.state_hash)).count == 1)
 
-        // Relayed, not direct: a and c never identified each other.
-        let (idA, idB, idC) = (statuses[0].replica_id, statuses[1].replica_id, statuses[2].replica_id)
-        #expect(a.logLines(containing: "peer identified", "peer=\(idC)").isEmpty)
-        #expect(c.logLines(containing: "peer identified", "peer=\(idA)").isEmpty)
-        #expect(!a.logLines(containing: "peer identified", "peer=\(idB)").isEmpty)
-        #expect(!c.logLines(containing: "peer identified", "peer=\(idB)").isEmpty)
+        // c only knew b; b told c where a is (peer exchange), so a and c connect directly.
+        let (idA, idC) = (statuses[0].replica_id, statuses[2].replica_id)
+        _ = try timeUntil("c meeting a through peer exchange") {
+            !c.logLines(containing: "peer identified", "peer=\(idA)").isEmpty
+                && !a.logLines(containing: "peer identified", "peer=\(idC)").isEmpty
+        }
         for daemon in [c, b, a] { #expect(try daemon.stop() == 0, "\(daemon.name): \(daemon.stderr)") }
     }
 

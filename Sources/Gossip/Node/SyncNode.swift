@@ -48,6 +48,12 @@ public final class SyncNode {
     public var onStored: (([StoredEvent]) -> Void)?
     private let emit: (LogRecord) -> Void
     private var lastAntiEntropyAt: Milliseconds?
+    /// Per connection: the peer's IP as the socket saw it.
+    private var remoteHosts: [ConnectionID: String] = [:]
+    /// Per identified connection: where its replica accepts connections.
+    private var adverts: [ConnectionID: PeerAdvert] = [:]
+    /// Per replica: when our cursors last agreed (or events last moved).
+    private var lastInSyncAt: [String: Milliseconds] = [:]
     private var lastExternalChange: Int64
 
     public init(log: EventLog, configuration: Configuration, logger: @escaping (LogRecord) -> Void = { _ in }) throws {
@@ -60,8 +66,8 @@ public final class SyncNode {
         self.lastExternalChange = try log.externalChangeCounter()
     }
 
-    public func addPeer(_ address: PeerAddress, source: PeerSource, now: Milliseconds) {
-        manager.addPeer(address, source: source, now: now)
+    public func addPeer(_ address: PeerAddress, source: PeerSource, replicaID: String? = nil, now: Milliseconds) {
+        manager.addPeer(address, source: source, replicaID: replicaID, now: now)
     }
 
     public func removePeer(_ address: PeerAddress) {
@@ -74,13 +80,15 @@ public final class SyncNode {
     }
 
     /// A connection finished its handshake; the session starts.
-    public func connectionOpened(_ id: ConnectionID, dialed: PeerAddress?, now: Milliseconds) -> [Effect] {
-        var effects = manager.connected(id, dialed: dialed, now: now).map(effect)
+    public func connectionOpened(
+        _ id: ConnectionID, dialed: PeerAddress?, remoteHost: String? = nil, now: Milliseconds
+    ) -> [Effect] {
+        if let remoteHost { remoteHosts[id] = remoteHost }
+        let admission = manager.connected(id, dialed: dialed, now: now)
         var session = SyncSession(hello: configuration.hello, configuration: configuration.session)
         let directives = session.start(localCursor: cursor)
         sessions[id] = session
-        effects += perform(directives, on: id, now: now)
-        return effects
+        return perform(directives, on: id, now: now) + carryOut(admission, now: now)
     }
 
     /// A message arrived on a connection.
@@ -89,19 +97,25 @@ public final class SyncNode {
         manager.heard(id, now: now)
         let directives = session.receive(message)
         sessions[id] = session
-        return perform(directives, on: id, now: now)
+        let effects = perform(directives, on: id, now: now)
+        if let session = sessions[id], let peer = session.peer, session.progress == (0, 0) {
+            lastInSyncAt[peer.replicaID] = now
+        }
+        return effects
     }
 
     /// A connection is gone (closed by either side, or failed).
     public func connectionClosed(_ id: ConnectionID, now: Milliseconds) {
         sessions[id] = nil
+        remoteHosts[id] = nil
+        adverts[id] = nil
         manager.disconnected(id, now: now)
     }
 
     /// The timer: peer dialing and liveness, the anti-entropy round, and a
     /// check for events other processes wrote to the log.
     public func tick(now: Milliseconds) -> [Effect] {
-        var effects = manager.tick(now: now).map(effect)
+        var effects = carryOut(manager.tick(now: now), now: now)
         if let counter = try? log.externalChangeCounter(), counter != lastExternalChange {
             lastExternalChange = counter
             effects += localChanged(now: now)
@@ -149,11 +163,25 @@ public final class SyncNode {
         return effects
     }
 
-    private func effect(_ directive: PeerManager.Directive) -> Effect {
-        switch directive {
-        case .dial(let address): .dial(address)
-        case .close(let id, let reason): .close(id, reason: reason)
+    /// The peer manager's directives as network effects; a connection it
+    /// closes gets a goodbye with the reason first when its session runs.
+    private func carryOut(_ directives: [PeerManager.Directive], now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        for directive in directives {
+            switch directive {
+            case .dial(let address):
+                effects.append(.dial(address))
+            case .close(let id, let reason):
+                guard var session = sessions[id] else {
+                    effects.append(.close(id, reason: reason))
+                    continue
+                }
+                let closing = session.close(reason: reason)
+                sessions[id] = session
+                effects += perform(closing, on: id, now: now)
+            }
         }
+        return effects
     }
 
     /// Carries out a session's directives; storage answers go straight back
@@ -173,7 +201,12 @@ public final class SyncNode {
                     LogRecord(
                         .info, "peer identified",
                         [("conn", "\(id)"), ("peer", hello.replicaID), ("role", "\(hello.role)")]))
-                effects += manager.identified(id, replicaID: hello.replicaID, now: now).map(effect)
+                effects += carryOut(manager.identified(id, replicaID: hello.replicaID, now: now), now: now)
+                effects += exchangePeers(on: id, hello: hello)
+            case .learned(let learned):
+                for advert in learned where advert.replicaID != configuration.hello.replicaID {
+                    manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)
+                }
             case .readEvents(let ranges, let maxEvents, let maxBytes):
                 let page = readPage(ranges, maxEvents: maxEvents, maxBytes: maxBytes)
                 queue.append(contentsOf: sessions[id]?.eventsRead(page) ?? [])
@@ -198,6 +231,48 @@ public final class SyncNode {
     /// stays in seq order, since a feed's times only grow), so a receiver
     /// catching up applies them on top of its projections instead of
     /// refolding entities again and again.
+    /// Peer exchange: tells a newly identified peer every replica address we
+    /// know, and every other peer the new one's address.
+    private func exchangePeers(on id: ConnectionID, hello: Hello) -> [Effect] {
+        let connection = manager.connections[id]
+        let address =
+            connection?.dialed
+            ?? remoteHosts[id].flatMap { host in
+                hello.listenPort == 0 ? nil : PeerAddress(host: host, port: hello.listenPort)
+            }
+        var effects: [Effect] = []
+        let known = knownAdverts().filter { $0.replicaID != hello.replicaID }
+        if !known.isEmpty { effects.append(.send(id, .peers(known))) }
+        if let address {
+            let advert = PeerAdvert(replicaID: hello.replicaID, address: address)
+            adverts[id] = advert
+            for other in sessions.keys.sorted() where other != id && sessions[other]?.peer != nil {
+                effects.append(.send(other, .peers([advert])))
+            }
+        }
+        return effects
+    }
+
+    /// When this node and `replicaID` last had equal cursors.
+    func lastInSyncAt(_ replicaID: String) -> Milliseconds? { lastInSyncAt[replicaID] }
+
+    /// Where the replica on connection `id` accepts connections, if known.
+    func advert(for id: ConnectionID) -> PeerAdvert? { adverts[id] }
+
+    /// Addresses of replicas we are connected to or have reached before.
+    private func knownAdverts() -> [PeerAdvert] {
+        var byReplica: [String: PeerAdvert] = [:]
+        for target in manager.targets.values.sorted(by: { $0.address < $1.address }) {
+            if let replicaID = target.replicaID, replicaID != configuration.hello.replicaID,
+                target.state != .retired
+            {
+                byReplica[replicaID] = PeerAdvert(replicaID: replicaID, address: target.address)
+            }
+        }
+        for advert in adverts.values { byReplica[advert.replicaID] = advert }
+        return byReplica.values.sorted { $0.replicaID < $1.replicaID }
+    }
+
     private func readPage(_ ranges: [FeedRange], maxEvents: Int, maxBytes: Int) -> [Event] {
         let perFeed = max(64, 2 * maxEvents / max(ranges.count, 1))
         var queues: [(events: [Event], position: Int, exhausted: Bool)] = []

@@ -72,8 +72,11 @@ public struct PeerManager: Sendable {
         self.random = SplitMix64(seed: seed)
     }
 
-    /// Learns an address; it is dialed at the next `tick`.
-    public mutating func addPeer(_ address: PeerAddress, source: PeerSource, now: Milliseconds) {
+    /// Learns an address (and, when a peer told us, whose it is); it is
+    /// dialed at the next `tick` unless that replica is already connected.
+    public mutating func addPeer(
+        _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, now: Milliseconds
+    ) {
         if var target = targets[address] {
             if target.state == .retired && target.replicaID != replicaID {
                 target.state = .waiting
@@ -82,7 +85,8 @@ public struct PeerManager: Sendable {
             }
             return
         }
-        targets[address] = Target(address: address, source: source, state: .waiting, nextDialAt: now)
+        targets[address] = Target(
+            address: address, source: source, replicaID: peerID, state: .waiting, nextDialAt: now)
     }
 
     /// Stops dialing an address (mDNS withdrew it); an open connection stays

@@ -14,6 +14,8 @@ public enum Message: Hashable, Sendable {
     case ack(batchID: UInt64, heads: VectorCursor)
     /// The sender closes the session and says why.
     case goodbye(reason: String)
+    /// Addresses of other replicas the sender knows (peer exchange).
+    case peers([PeerAdvert])
 
     /// A short name for logs.
     public var name: String {
@@ -23,6 +25,7 @@ public enum Message: Hashable, Sendable {
         case .events: "events"
         case .ack: "ack"
         case .goodbye: "goodbye"
+        case .peers: "peers"
         }
     }
 }
@@ -66,5 +69,16 @@ public struct EventBatch: Hashable, Sendable {
         var heads = VectorCursor()
         for event in events where event.seq > heads[event.feed] { heads[event.feed] = event.seq }
         return heads
+    }
+}
+
+/// A replica and where it accepts connections, as one peer tells another.
+public struct PeerAdvert: Hashable, Sendable {
+    public var replicaID: String
+    public var address: PeerAddress
+
+    public init(replicaID: String, address: PeerAddress) {
+        self.replicaID = replicaID
+        self.address = address
     }
 }

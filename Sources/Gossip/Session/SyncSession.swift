@@ -44,6 +44,8 @@ public struct SyncSession: Sendable {
         case ingest(EventBatch)
         /// The peer said who it is.
         case identified(Hello)
+        /// The peer told us where other replicas are.
+        case learned([PeerAdvert])
         /// End the connection; the reason is for the log.
         case close(reason: String)
     }
@@ -118,6 +120,8 @@ public struct SyncSession: Sendable {
             return peerReported(heads)
         case (.syncing, .cursor(let heads)):
             return peerReported(heads)
+        case (.awaitingCursor, .peers(let adverts)), (.syncing, .peers(let adverts)):
+            return [.learned(adverts)]
         case (.syncing, .events(let batch)):
             guard batch.batchID == receivedBatchIDs + 1 else {
                 return fail("batch \(batch.batchID) out of order, expected \(receivedBatchIDs + 1)")

@@ -112,6 +112,23 @@ public final class GossipService: @unchecked Sendable {
         queue.sync { node?.onStored = handler }
     }
 
+    /// Every peer this node knows or is connected to; see `PeerRow`.
+    public func peerTable() -> [PeerRow] {
+        queue.sync { node?.peerTable(now: now) ?? [] }
+    }
+
+    /// An address found by discovery (mDNS): dialed unless its replica is
+    /// already connected.
+    public func peerFound(_ address: PeerAddress, replicaID: String?) {
+        queue.async { [self] in node?.addPeer(address, source: .discovered, replicaID: replicaID, now: now) }
+    }
+
+    /// Discovery withdrew an address: it is no longer redialed. An open
+    /// connection stays until it fails by itself; mDNS is not a liveness signal.
+    public func peerLost(_ address: PeerAddress) {
+        queue.async { [self] in node?.removePeer(address) }
+    }
+
     /// Every open connection, with its peer and traffic.
     public func connectionSnapshots() -> [ConnectionSnapshot] {
         queue.sync {
@@ -206,7 +223,9 @@ public final class GossipService: @unchecked Sendable {
                             .info, "connection established",
                             [("conn", "\(connection.id)"), ("remote", connection.remoteHost)]
                                 + (connection.dialed.map { [("dialed", $0.description)] } ?? [])))
-                    perform(node.connectionOpened(connection.id, dialed: connection.dialed, now: now))
+                    perform(
+                        node.connectionOpened(
+                            connection.id, dialed: connection.dialed, remoteHost: connection.remoteHost, now: now))
                 }
             },
             received: { [self] connection, message in

@@ -7,6 +7,8 @@ public struct MessageDecoder: Sendable {
     private var feeds: [FeedID] = []
     /// The most feeds one connection may declare.
     public static let maximumFeeds = 1 << 20
+    /// The most addresses one peer-exchange message may carry.
+    public static let maximumAdverts = 1_024
 
     public init() {}
 
@@ -35,6 +37,22 @@ public struct MessageDecoder: Sendable {
             message = .events(try readEvents(&reader))
         case .goodbye:
             message = .goodbye(reason: try reader.readString("reason"))
+        case .peers:
+            let count = try reader.readCount("peer count", minimumElementSize: 4)
+            guard count <= MessageDecoder.maximumAdverts else {
+                throw WireError.malformed("\(count) peers in one message")
+            }
+            var adverts: [PeerAdvert] = []
+            for _ in 0..<count {
+                let replicaID = try reader.readString("peer replica id")
+                let host = try reader.readString("peer host")
+                let port = try reader.readUInt16("peer port")
+                guard !replicaID.isEmpty, !host.isEmpty, host.utf8.count <= 255, port != 0 else {
+                    throw WireError.malformed("peer address \(host):\(port)")
+                }
+                adverts.append(PeerAdvert(replicaID: replicaID, address: PeerAddress(host: host, port: port)))
+            }
+            message = .peers(adverts)
         }
         try reader.expectEnd(message.name)
         return message

@@ -8,6 +8,7 @@ enum MessageType: UInt8 {
     case events = 3
     case ack = 4
     case goodbye = 5
+    case peers = 6
 }
 
 /// Turns messages into the plaintext of sealed frames.
@@ -40,6 +41,16 @@ public struct MessageEncoder: Sendable {
             var writer = ByteWriter()
             writer.write(MessageType.goodbye.rawValue)
             writer.write(string: String(reason.prefix(512)))
+            return writer.bytes
+        case .peers(let adverts):
+            var writer = ByteWriter()
+            writer.write(MessageType.peers.rawValue)
+            writer.write(varint: UInt64(adverts.count))
+            for advert in adverts {
+                writer.write(string: advert.replicaID)
+                writer.write(string: advert.address.host)
+                writer.write(uint16: advert.address.port)
+            }
             return writer.bytes
         }
     }

@@ -1,0 +1,74 @@
+/// One known peer as `peerd peers` shows it: how it was found, where it
+/// is, whether it is connected, and how far apart the two replicas are.
+public struct PeerRow: Sendable, Hashable {
+    public enum State: String, Sendable {
+        case connected, dialing, waiting, retired
+    }
+
+    /// How the address was learned; `inbound` for a peer that dialed us.
+    public var source: String
+    public var address: PeerAddress?
+    public var replicaID: String?
+    /// `peer` or `relay`, from the hello, while connected.
+    public var role: String?
+    public var state: State
+    /// While waiting: milliseconds until the next dial.
+    public var nextDialInMs: Milliseconds?
+    public var lastError: String?
+    /// Milliseconds since the two cursors last agreed (`nil`: never seen in sync).
+    public var lastSyncAgoMs: Milliseconds?
+    /// Events the peer holds that we lack (from cursors; 0 when not connected).
+    public var eventsToReceive: UInt64
+    /// Events we hold that the peer lacks.
+    public var eventsToSend: UInt64
+}
+
+extension SyncNode {
+    /// Every address the peer manager knows, and every connection that did
+    /// not come from one of them (peers that dialed us).
+    public func peerTable(now: Milliseconds) -> [PeerRow] {
+        var rows: [PeerRow] = []
+        var shown = Set<ConnectionID>()
+        for target in manager.targets.values.sorted(by: { $0.address < $1.address }) {
+            var row = PeerRow(
+                source: target.source.rawValue, address: target.address, replicaID: target.replicaID, role: nil,
+                state: .waiting, lastError: target.lastError, eventsToReceive: 0, eventsToSend: 0)
+            switch target.state {
+            case .connected(let id):
+                shown.insert(id)
+                fill(&row, connection: id)
+            case .dialing:
+                row.state = .dialing
+            case .waiting:
+                row.nextDialInMs = max(0, target.nextDialAt - now)
+            case .retired:
+                row.state = .retired
+            }
+            if let replicaID = row.replicaID, let at = lastInSyncAt(replicaID) { row.lastSyncAgoMs = now - at }
+            rows.append(row)
+        }
+        for id in manager.connections.keys.sorted() where !shown.contains(id) {
+            let connection = manager.connections[id]!
+            if connection.dialed != nil { continue }
+            var row = PeerRow(
+                source: "inbound", address: nil, replicaID: connection.replicaID, role: nil, state: .connected,
+                eventsToReceive: 0, eventsToSend: 0)
+            fill(&row, connection: id)
+            if let replicaID = row.replicaID, let at = lastInSyncAt(replicaID) { row.lastSyncAgoMs = now - at }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    private func fill(_ row: inout PeerRow, connection id: ConnectionID) {
+        row.state = .connected
+        guard let session = sessions[id] else { return }
+        if let peer = session.peer {
+            row.replicaID = peer.replicaID
+            row.role = peer.role.description
+            if row.address == nil, let advert = advert(for: id) { row.address = advert.address }
+        }
+        row.eventsToReceive = session.progress.toReceive
+        row.eventsToSend = session.progress.toSend
+    }
+}
