@@ -218,7 +218,7 @@ public final class SyncNode {
                     queue.append(contentsOf: closing)
                     continue
                 }
-                let feeds = batch.heads.feeds
+                let feeds = batch.feeds
                 queue.append(
                     contentsOf: sessions[id]?.ingested(batchID: batch.batchID, cursor: cursor, batchFeeds: feeds) ?? [])
                 effects += broadcastCursor(except: id, now: now)

@@ -64,6 +64,17 @@ public struct EventBatch: Hashable, Sendable {
         self.events = events
     }
 
+    /// The feeds the batch carries, in order of first appearance.
+    public var feeds: [FeedID] {
+        var feeds: [FeedID] = []
+        var previous: FeedID?
+        for event in events where event.feed != previous {
+            previous = event.feed
+            if !feeds.contains(event.feed) { feeds.append(event.feed) }
+        }
+        return feeds
+    }
+
     /// The highest seq the batch carries, per feed.
     public var heads: VectorCursor {
         var heads = VectorCursor()

@@ -100,7 +100,6 @@ public struct MessageDecoder: Sendable {
             guard firstSeq >= 1, firstSeq <= UInt64.max - UInt64(count) else {
                 throw WireError.malformed("seq range starting at \(firstSeq)")
             }
-            events.reserveCapacity(events.count + count)
             var time: Int64 = 0
             for offset in 0..<count {
                 guard let eventID = UUID(wireBytes: try reader.readRaw(16, "event id")) else {

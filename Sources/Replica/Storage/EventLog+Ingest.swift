@@ -14,7 +14,8 @@ extension EventLog {
         let byFeed = Dictionary(grouping: batch, by: \.feed)
         return try write {
             var report = IngestReport()
-            var clock = try storedClock()
+            let heldClock = try storedClock()
+            var clock = heldClock
             var inserted: [InsertedEvent] = []
             inserted.reserveCapacity(batch.count)
             let wallMs = options.wallClock()
@@ -23,7 +24,8 @@ extension EventLog {
                 try ingestFeed(
                     feed, events, wallMs: wallMs, clock: &clock, inserted: &inserted, report: &report)
             }
-            try storeClock(clock)
+            // A batch of events already held writes nothing, so its commit costs no fsync.
+            if clock != heldClock { try storeClock(clock) }
             try foldInserted(inserted)
             report.stored = inserted.map(\.stored)
             return report
