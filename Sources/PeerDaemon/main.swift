@@ -3,7 +3,8 @@ import Replica
 
 /// Every command `peerd` knows, in the order `peerd --help` lists them.
 let commands: [Command] =
-    [InitCommand.command] + ClusterCommands.all + [RunCommand.command] + ItemCommands.all + ReadCommands.all
+    [InitCommand.command] + ClusterCommands.all + [RunCommand.command, PeersCommand.command] + ItemCommands.all
+    + ReadCommands.all
     + TransferCommands.all
 
 func overview() -> String {

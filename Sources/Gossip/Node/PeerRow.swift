@@ -33,10 +33,17 @@ extension SyncNode {
             var row = PeerRow(
                 source: target.source.rawValue, address: target.address, replicaID: target.replicaID, role: nil,
                 state: .waiting, lastError: target.lastError, eventsToReceive: 0, eventsToSend: 0)
+            let viaOther = target.replicaID.flatMap { replicaID in
+                manager.connections.values.first { $0.replicaID == replicaID }?.id
+            }
             switch target.state {
             case .connected(let id):
                 shown.insert(id)
                 fill(&row, connection: id)
+            case .waiting where viaOther != nil:
+                // Not dialed: the replica is connected through another connection.
+                shown.insert(viaOther!)
+                fill(&row, connection: viaOther!)
             case .dialing:
                 row.state = .dialing
             case .waiting:

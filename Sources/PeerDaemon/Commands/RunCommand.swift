@@ -45,12 +45,29 @@ enum RunCommand {
                 .info, "replica running",
                 [("replica", log.replicaID), ("cluster", clusterKey.fingerprint), ("peers", "\(peers.count)")]))
 
+        let peersPath = PeersFile.path(in: directory)
+        let replicaID = log.replicaID
+        let peersTimer = DispatchSource.makeTimerSource(queue: .global())
+        peersTimer.schedule(deadline: .now(), repeating: .seconds(1))
+        peersTimer.setEventHandler {
+            let file = PeersFile(
+                replicaID: replicaID, rows: service.peerTable(), nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+            do {
+                try file.write(to: peersPath)
+            } catch {
+                logger.write(LogRecord(.warning, "cannot write the peer list", [("error", "\(error)")]))
+            }
+        }
+        peersTimer.resume()
+        timers.append(peersTimer)
+
         for signalNumber in [SIGTERM, SIGINT] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
             source.setEventHandler {
                 logger.write(LogRecord(.info, "shutting down", [("signal", signalNumber == SIGTERM ? "TERM" : "INT")]))
                 service.stop(reason: "peer shutting down")
+                try? FileManager.default.removeItem(atPath: peersPath)
                 logger.write(LogRecord(.info, "stopped"))
                 exit(0)
             }
@@ -61,6 +78,7 @@ enum RunCommand {
     }
 
     nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+    nonisolated(unsafe) private static var timers: [any DispatchSourceTimer] = []
 
     private static func address(_ text: String, option: String) throws -> PeerAddress {
         guard let address = PeerAddress(text) else {
