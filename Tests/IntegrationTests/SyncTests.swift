@@ -332,4 +332,39 @@ struct SyncTests {
         }
         return (packets, total)
     }
+
+    @Test(
+        "peerd peers lists a configured peer as connected, an unreachable one with its retry, and says when no daemon runs"
+    )
+    func peersCommand() throws {
+        try cluster("a", "b")
+        let a = try Daemon.start(data: dir("a"))
+        let b = try Daemon.start(data: dir("b"), peers: [a.address, "127.0.0.1:1"])
+        try Convergence.wait([dir("a"), dir("b")])
+        struct Row: Decodable {
+            var source: String
+            var address: String?
+            var state: String
+            var events_to_receive: UInt64
+            var events_to_send: UInt64
+        }
+        var rows: [Row] = []
+        _ = try timeUntil("b's peer list showing a connected") {
+            let result = try Executables.peerd(["peers", "--json"], data: dir("b"))
+            guard result.status == 0 else { return false }
+            rows = try JSONDecoder().decode([Row].self, from: Data(result.stdout.utf8))
+            return rows.contains { $0.address == a.address && $0.state == "connected" }
+        }
+        let toA = try #require(rows.first { $0.address == a.address })
+        #expect(toA.source == "configured")
+        #expect(toA.events_to_receive == 0 && toA.events_to_send == 0)
+        let unreachable = try #require(rows.first { $0.address == "127.0.0.1:1" })
+        #expect(unreachable.state == "waiting" || unreachable.state == "dialing")
+
+        #expect(try b.stop() == 0)
+        let after = try Executables.peerd(["peers"], data: dir("b"))
+        #expect(after.status == 1)
+        #expect(after.stderr.contains("no daemon is running"))
+        #expect(try a.stop() == 0)
+    }
 }
