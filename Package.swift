@@ -23,11 +23,13 @@ let package = Package(
         .target(name: "Gossip", dependencies: ["Replica", "CSodium"]),
         .target(name: "Discovery", dependencies: ["Replica"]),
         .executableTarget(name: "PeerDaemon", dependencies: ["Replica", "Gossip"]),
-        .executableTarget(name: "PeerBench", dependencies: ["Replica", "Gossip", "CSQLite"]),
+        .executableTarget(name: "PeerBench", dependencies: ["Replica", "Gossip", "Simulator", "CSQLite"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "Simulator", dependencies: ["Gossip", "Replica"], path: "Tests/Simulator"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Replica", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Replica", "TestSupport"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "Replica", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,8 @@ do {
         try CrashWriter.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "sync" {
         try SyncBenchmark(options: SyncOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "simulate-scale" {
+        try SimulateScale.parse(Array(arguments.dropFirst())).run()
     } else {
         try BenchmarkRun(options: BenchOptions.parse(arguments)).run()
     }

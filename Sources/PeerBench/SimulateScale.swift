@@ -1,0 +1,85 @@
+import Foundation
+import Simulator
+
+/// `peerd-bench simulate-scale`: how many anti-entropy rounds meshes of
+/// 8 to 256 simulated replicas need to converge when each dials at most
+/// three peers, printed as a Markdown table.
+///
+/// ```
+/// peerd-bench simulate-scale [--sizes 8,16,32,64,128,256] [--seed 1] [--fan-out 3]
+/// ```
+struct SimulateScale {
+    var sizes = [8, 16, 32, 64, 128, 256]
+    var seed: UInt64 = 1
+    var fanOut = 3
+
+    static let usage = """
+        usage: peerd-bench simulate-scale [--sizes N[,N...]] [--seed N] [--fan-out N]
+
+          --sizes N,...  replica counts to simulate (default 8,16,32,64,128,256)
+          --seed N       seed of the simulated network (default 1); the same seed gives the same table
+          --fan-out N    most peers each replica dials (default 3)
+        """
+
+    static func parse(_ arguments: [String]) throws -> SimulateScale {
+        var run = SimulateScale()
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            switch flag {
+            case "--sizes":
+                let list = try BenchOptions.value(after: flag, in: &remaining)
+                run.sizes = try list.split(separator: ",").map { try BenchOptions.count(String($0), for: flag) }
+            case "--seed":
+                run.seed = UInt64(
+                    try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag))
+            case "--fan-out":
+                run.fanOut = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            default:
+                throw UsageError("unknown argument \(flag) for simulate-scale\n\n\(usage)")
+            }
+        }
+        return run
+    }
+
+    func run() throws {
+        print("## Simulated convergence with bounded fan-out")
+        print("")
+        print(
+            "- every replica knows every address and dials at most \(fanOut) of them (rotating every 10 s); "
+                + "live push off, so events move at the cursor exchange every 1 s (a round) and on its acks")
+        print(
+            "- the mesh forms for \(ScaleExperiment.warmUpMs / 1_000) s of virtual time; then every replica "
+                + "appends one event of its own; rounds, messages and hops count from then until all hold all")
+        print("- hops: transfers an event needed to reach a replica (max and mean over every event at every replica)")
+        print("- calm network, links of 1–20 ms, ticks at a random phase per node; seed \(seed)")
+        print("")
+        print(
+            "| replicas | rounds to converge | log2(n) | rounds / log2(n) | messages per replica "
+                + "| max hops | mean hops | virtual ms | run time |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        var failed = false
+        for size in sizes {
+            let start = Date()
+            let result = try ScaleExperiment.run(replicas: size, seed: seed, maxOutbound: fanOut)
+            let rounds = result.rounds.rounded(.up)
+            let log2n = log2(Double(size))
+            print(
+                "| \(size) | \(format(rounds, 0)) | \(format(log2n, 0)) | \(format(rounds / log2n, 2)) "
+                    + "| \(format(result.messagesPerReplica, 0)) | \(result.hops.maxHops) "
+                    + "| \(format(result.hops.meanHops, 2)) | \(result.convergenceMs) "
+                    + "| \(format(Date().timeIntervalSince(start), 1)) s |")
+            for failure in result.failures {
+                failed = true
+                FileHandle.standardError.write(Data("n=\(size): \(failure)\n".utf8))
+            }
+        }
+        if failed { exit(1) }
+    }
+
+    private func format(_ value: Double, _ decimals: Int) -> String {
+        String(format: "%.\(decimals)f", value)
+    }
+}
