@@ -62,6 +62,7 @@ final class SimulatedReplica {
         var options = EventLog.Options()
         options.durability = .normal
         options.wallClock = clock.wallClock(skewMs: skewMs)
+        options.eventIDs = SeededEventIDs(replicaID: replicaID, incarnation: incarnation + 1).next
         let log =
             FileManager.default.fileExists(atPath: path)
             ? try EventLog.open(at: path, options: options)
@@ -126,5 +127,31 @@ final class LogCollector {
         if trace { print(line) }
         recent.append(line)
         if recent.count > 400 { recent.removeFirst(200) }
+    }
+}
+
+/// Event ids that depend only on the replica, its incarnation and a counter,
+/// so that a seed replays exactly (ties in `(time_ms, seq)` are broken by
+/// event id in the canonical order).
+final class SeededEventIDs: Sendable {
+    private let counter = Mutex<UInt64>(0)
+    private let base: UInt64
+
+    init(replicaID: String, incarnation: Int) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in replicaID.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        base = hash ^ (UInt64(incarnation) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    func next() -> UUID {
+        let count = counter.withLock { value in
+            value += 1
+            return value
+        }
+        var random = SimulationRandom(seed: base &+ count)
+        var bytes = withUnsafeBytes(of: (random.next(), random.next())) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
     }
 }

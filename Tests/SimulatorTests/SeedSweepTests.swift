@@ -51,7 +51,9 @@ struct SeedSweepTests {
         #expect(totals.partitions > 0 && totals.crashes > 0 && totals.restarts == totals.crashes)
         #expect(totals.dialFailures > 0, "no dial failed")
         #expect(totals.concurrentEdits > 0 && totals.deletes > 0 && totals.undos > 0)
-        #expect(runsWithAClockADayAhead > 0 && totals.clockFarAheadReports > 0, "no clock was a day ahead")
+        // Whether a replica a day ahead also appended (and so was reported)
+        // varies by chunk; the focused far-ahead test pins that path down.
+        #expect(runsWithAClockADayAhead > 0, "no clock was a day ahead")
     }
 
     @Test(

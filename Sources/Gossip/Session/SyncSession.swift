@@ -27,8 +27,9 @@ public struct SyncSession: Sendable {
         public var batchBytes = 2 << 20
         /// Most batches sent and not yet acknowledged.
         public var window = 4
-        /// Push new events as they appear; when off, the peer gets them at
-        /// the next cursor exchange (pure anti-entropy).
+        /// Push new events as they appear; when off, the peer gets only what
+        /// we held when its last cursor arrived (pure anti-entropy: one hop
+        /// per round).
         public var livePush = true
 
         public init() {}
@@ -71,6 +72,9 @@ public struct SyncSession: Sendable {
     /// Where we last rewound a feed to the peer's report, so a feed the peer
     /// cannot take (a quarantined event) is re-sent once, not every round.
     private var rewoundAt: [FeedID: UInt64] = [:]
+    /// Without live push: our cursor when the peer's last cursor arrived,
+    /// the most a round may send.
+    private var roundLimit = VectorCursor()
     private var readPending = false
     private var unacknowledged = 0
     private var nextBatchID: UInt64 = 1
@@ -195,6 +199,7 @@ public struct SyncSession: Sendable {
     }
 
     private mutating func peerReported(_ heads: VectorCursor) -> [Directive] {
+        roundLimit = localCursor
         for (feed, head) in heads.heads {
             peerHeads[feed] = head
             if head > sentHeads[feed] {
@@ -219,10 +224,13 @@ public struct SyncSession: Sendable {
     private mutating func pump() -> [Directive] {
         guard case .syncing = state, !readPending, unacknowledged < configuration.window else { return [] }
         var ranges: [FeedRange] = []
-        for feed in localCursor.feeds where localCursor[feed] > sentHeads[feed] {
-            ranges.append(FeedRange(feed: feed, seqs: (sentHeads[feed] + 1)...localCursor[feed]))
+        for (feed, head) in localCursor.heads {
+            let limit = configuration.livePush ? head : min(head, roundLimit[feed])
+            let sent = sentHeads[feed]
+            if limit > sent { ranges.append(FeedRange(feed: feed, seqs: (sent + 1)...limit)) }
         }
         guard !ranges.isEmpty else { return [] }
+        ranges.sort { $0.feed < $1.feed }
         readPending = true
         return [.readEvents(ranges: ranges, maxEvents: configuration.batchEvents, maxBytes: configuration.batchBytes)]
     }

@@ -61,7 +61,8 @@ extension EventLog {
             }
             let (feedRow, head) = heads[feed]!
             let event = Event(
-                eventID: UUID.random(), feed: feed, seq: head + 1, timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs),
+                eventID: options.eventIDs(), feed: feed, seq: head + 1,
+                timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs),
                 entityType: new.entityType, entityID: new.entityID, payload: payload)
             let entityRow = try entityRowID(EntityKey(type: new.entityType, id: new.entityID), create: true)!
             let offset = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs)
