@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Replica", targets: ["Replica"]),
         .executable(name: "peerd", targets: ["PeerDaemon"]),
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
+        .executable(name: "mdns-probe", targets: ["MDNSProbe"]),
     ],
     targets: [
         .systemLibrary(
@@ -19,15 +20,22 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        .systemLibrary(
+            name: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
         .target(name: "Replica", dependencies: ["CSQLite"]),
         .target(name: "Gossip", dependencies: ["Replica", "CSodium"]),
-        .target(name: "Discovery", dependencies: ["Replica"]),
-        .executableTarget(name: "PeerDaemon", dependencies: ["Replica", "Gossip"]),
+        .target(name: "Discovery", dependencies: ["CAvahi", "Gossip"]),
+        .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "Gossip"]),
+        .executableTarget(name: "PeerDaemon", dependencies: ["Replica", "Gossip", "Discovery"]),
         .executableTarget(name: "PeerBench", dependencies: ["Replica", "Gossip", "Simulator", "CSQLite"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .target(name: "Simulator", dependencies: ["Gossip", "Replica"], path: "Tests/Simulator"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Replica", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Gossip", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "Replica", "TestSupport"]),
     ],
