@@ -21,9 +21,10 @@ let package = Package(
             providers: [.apt(["libsodium-dev"])]
         ),
         .systemLibrary(
-            name: "CAvahi",
-            pkgConfig: "avahi-client",
-            providers: [.apt(["libavahi-client-dev"])]
+            // No pkgConfig: avahi-client.pc adds -D_REENTRANT, which SwiftPM
+            // warns about; the headers are in /usr/include and the modulemap
+            // links both libraries. scripts/setup.sh installs libavahi-client-dev.
+            name: "CAvahi"
         ),
         .target(name: "Replica", dependencies: ["CSQLite"]),
         .target(name: "Gossip", dependencies: ["Replica", "CSodium"]),

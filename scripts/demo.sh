@@ -23,7 +23,7 @@ hash_of() { "$peerd" status --json --data "$work/$1" | sed 's/.*"state_hash":"\(
 start() {
     local name=$1
     shift
-    "$peerd" run --data "$work/$name" --listen 127.0.0.1:0 "$@" >"$work/$name.out" 2>"$work/$name.log" &
+    "$peerd" run --data "$work/$name" --listen 127.0.0.1:0 --no-mdns "$@" >"$work/$name.out" 2>"$work/$name.log" &
     pids+=($!)
     for _ in $(seq 100); do
         grep -q "listening on" "$work/$name.out" 2>/dev/null && break

@@ -1,3 +1,4 @@
+import Discovery
 import Foundation
 import Gossip
 import Replica
@@ -7,14 +8,16 @@ import Replica
 enum RunCommand {
     static let command = Command(
         path: ["run"],
-        usage: "run [--listen HOST:PORT] [--peer HOST:PORT ...] [--log-level LEVEL]",
+        usage: "run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL]",
         summary: """
             Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
-            prints it), dials every --peer, syncs, and pushes new events live, including ones that \
+            prints it), publishes and browses _peersync._tcp with mDNS (Avahi) unless --no-mdns, dials \
+            every --peer and every peer found, syncs, and pushes new events live, including ones that \
             `peerd item ...` writes to the same data directory while it runs. Logs go to stderr, one \
             key=value line per event; --log-level is debug, info (default), warning or error. \
             SIGTERM or SIGINT stops it cleanly.
             """,
+        flags: ["no-mdns"],
         options: ["listen", "peer", "log-level"],
         run: { arguments, directory in
             _ = try arguments.positional()
@@ -45,6 +48,13 @@ enum RunCommand {
                 .info, "replica running",
                 [("replica", log.replicaID), ("cluster", clusterKey.fingerprint), ("peers", "\(peers.count)")]))
 
+        let discovery =
+            arguments.has("no-mdns")
+            ? nil
+            : startDiscovery(
+                MDNSAdvertisement(replicaID: log.replicaID, port: port, clusterKey: clusterKey),
+                service: service, logger: logger)
+
         let peersPath = PeersFile.path(in: directory)
         let replicaID = log.replicaID
         let peersTimer = DispatchSource.makeTimerSource(queue: .global())
@@ -66,6 +76,7 @@ enum RunCommand {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
             source.setEventHandler {
                 logger.write(LogRecord(.info, "shutting down", [("signal", signalNumber == SIGTERM ? "TERM" : "INT")]))
+                discovery?.stop()
                 service.stop(reason: "peer shutting down")
                 try? FileManager.default.removeItem(atPath: peersPath)
                 logger.write(LogRecord(.info, "stopped"))
@@ -75,6 +86,34 @@ enum RunCommand {
             signalSources.append(source)
         }
         dispatchMain()
+    }
+
+    /// Publishes this node with mDNS and hands every peer found or lost to
+    /// the sync service. mDNS only says where peers are; whether one is
+    /// alive is for dialing and keepalive to find out.
+    private static func startDiscovery(
+        _ advertisement: MDNSAdvertisement, service: GossipService, logger: StandardErrorLog
+    ) -> MDNSDiscovery {
+        let discovery = MDNSDiscovery(advertisement: advertisement) { event in
+            switch event {
+            case .found(let peer):
+                logger.write(
+                    LogRecord(
+                        .info, "peer discovered",
+                        [("peer", peer.replicaID), ("addr", peer.address.description), ("role", "\(peer.role)")]))
+                service.peerFound(peer.address, replicaID: peer.replicaID)
+            case .lost(let peer):
+                logger.write(
+                    LogRecord(.info, "peer withdrawn", [("peer", peer.replicaID), ("addr", peer.address.description)]))
+                service.peerLost(peer.address)
+            case .warning(let text):
+                logger.write(LogRecord(.warning, text, [("component", "mdns")]))
+            case .info(let text):
+                logger.write(LogRecord(.info, text, [("component", "mdns")]))
+            }
+        }
+        discovery.start()
+        return discovery
     }
 
     nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []

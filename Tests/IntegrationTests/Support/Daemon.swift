@@ -151,12 +151,14 @@ final class Daemon: Sendable {
     }
 
     /// Starts `peerd run` on `data` and waits until it prints its port.
+    /// mDNS is off: these tests are about static peers on loopback, and a
+    /// host's own avahi-daemon must not make them find each other.
     static func start(
         _ name: String? = nil, data: URL, peers: [String] = [], logLevel: String = "debug",
         timeout: Duration = .seconds(30)
     ) throws -> Daemon {
         let name = name ?? data.lastPathComponent
-        var arguments = ["run", "--data", data.path, "--listen", "127.0.0.1:0", "--log-level", logLevel]
+        var arguments = ["run", "--data", data.path, "--listen", "127.0.0.1:0", "--log-level", logLevel, "--no-mdns"]
         for peer in peers { arguments += ["--peer", peer] }
         let child = try ChildProcess(Executables.url("peerd"), arguments, name: "peerd run (\(name))")
         var port: UInt16?
