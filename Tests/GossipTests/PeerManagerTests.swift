@@ -120,4 +120,26 @@ import Testing
         peers.removePeer(address)
         #expect(peers.tick(now: 0).isEmpty)
     }
+
+    @Test func aNewReplicaAtAWithdrawnAddressConnectedInboundIsNotDialedAgain() {
+        var peers = manager()
+        peers.addPeer(address, source: .discovered, replicaID: "old", now: 0)
+        peers.removePeer(address)
+        _ = peers.connected(1, dialed: nil, now: 10)
+        _ = peers.identified(1, replicaID: "new", now: 10)
+        peers.addPeer(address, source: .discovered, replicaID: "new", now: 20)
+        #expect(peers.targets[address]?.replicaID == "new")
+        #expect(peers.tick(now: 30).isEmpty)
+    }
+
+    @Test func anotherAddressOfAReplicaThatLeftWaitsABackoff() {
+        var peers = manager()
+        _ = peers.connected(1, dialed: nil, now: 0)
+        _ = peers.identified(1, replicaID: "p", now: 0)
+        peers.addPeer(address, source: .exchanged, replicaID: "p", now: 0)
+        #expect(peers.tick(now: 10).isEmpty)
+        peers.disconnected(1, now: 100)
+        #expect(peers.tick(now: 200).isEmpty)
+        #expect(peers.tick(now: 1_100) == [.dial(address)])
+    }
 }

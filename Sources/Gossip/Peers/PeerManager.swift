@@ -47,6 +47,11 @@ public struct PeerManager: Sendable {
         case connected(ConnectionID)
         /// The address is this node itself, or was withdrawn.
         case retired
+
+        /// The connection, while connected.
+        public var connection: ConnectionID? {
+            if case .connected(let id) = self { id } else { nil }
+        }
     }
 
     /// One open connection.
@@ -78,11 +83,15 @@ public struct PeerManager: Sendable {
         _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, now: Milliseconds
     ) {
         if var target = targets[address] {
+            if let peerID, target.state.connection == nil {
+                // The address now leads to this replica (a device re-initialised, or a new one on the same IP).
+                target.replicaID = peerID
+            }
             if target.state == .retired && target.replicaID != replicaID {
                 target.state = .waiting
                 target.nextDialAt = now
-                targets[address] = target
             }
+            targets[address] = target
             return
         }
         targets[address] = Target(
@@ -150,9 +159,16 @@ public struct PeerManager: Sendable {
     /// The connection is gone; its address is redialed after a backoff.
     public mutating func disconnected(_ id: ConnectionID, now: Milliseconds) {
         guard let connection = connections.removeValue(forKey: id) else { return }
-        for (address, var target) in targets where target.state == .connected(id) {
-            target.failures = connection.replicaID == nil ? target.failures : 0
-            scheduleRedial(&target, now: now)
+        for (address, var target) in targets {
+            if target.state == .connected(id) {
+                target.failures = connection.replicaID == nil ? target.failures : 0
+                scheduleRedial(&target, now: now)
+            } else if target.state == .waiting, let peerID = connection.replicaID, target.replicaID == peerID {
+                // Other addresses of the replica that just left wait a backoff too.
+                target.nextDialAt = max(target.nextDialAt, now + backoff(afterFailures: 1))
+            } else {
+                continue
+            }
             targets[address] = target
         }
     }
