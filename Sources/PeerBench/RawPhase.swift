@@ -1,3 +1,5 @@
+import Replica
+
 extension SizeBenchmark {
     /// The name of the bare baseline row, which every "vs raw" ratio divides by.
     static let rawBareName = "raw SQLite (integer primary key only)"

@@ -1,4 +1,5 @@
 import Foundation
+import Replica
 
 /// What `peerd-bench sync` measures, read from the command line.
 ///

@@ -1,21 +1,7 @@
 import Foundation
 import Replica
 
-/// SplitMix64: a small, fast, seeded generator, so that every phase of a
-/// run (and every run) sees exactly the same workload.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-
+extension SplitMix64 {
     /// 16 random bytes shaped like a version-4 UUID, as `UUID()` makes them.
     mutating func uuidBytes() -> [UInt8] {
         var bytes: [UInt8] = []

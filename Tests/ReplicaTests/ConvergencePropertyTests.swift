@@ -17,7 +17,7 @@ struct ConvergencePropertyTests {
 
     @Test("Receivers that get every event in different orders converge", arguments: seeds)
     func receiversConverge(seed: UInt64) throws {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let history = try RandomHistory.generate(using: &rng, in: directory, steps: 150)
         let all = history.allEvents
 
@@ -43,7 +43,7 @@ struct ConvergencePropertyTests {
 
     @Test("Origins converge once each has pulled every feed", arguments: seeds)
     func originsConvergeAfterFullExchange(seed: UInt64) throws {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let history = try RandomHistory.generate(using: &rng, in: directory, steps: 150)
         let reference = try freshLog("reference")
         try reference.ingest(history.allEvents)
@@ -63,7 +63,7 @@ struct ConvergencePropertyTests {
 
     @Test("Incremental folding gives the same items as refolding every history", arguments: seeds)
     func incrementalEqualsRefold(seed: UInt64) throws {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let history = try RandomHistory.generate(using: &rng, in: directory, steps: 150)
         let receiver = try freshLog("receiver")
         _ = try history.deliverShuffled(to: receiver, using: &rng)
@@ -77,7 +77,7 @@ struct ConvergencePropertyTests {
 
     @Test("Offering feeds newest first in one batch gives the same state as one by one", arguments: seeds)
     func oneReversedBatchEqualsOneByOne(seed: UInt64) throws {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let history = try RandomHistory.generate(using: &rng, in: directory, steps: 100)
         let oneByOne = try freshLog("one-by-one")
         for feed in history.feeds.reversed() {

@@ -30,7 +30,7 @@ struct EventOrderKeyTests {
 
     @Test("Event ids compare as their lowercase hex strings")
     func eventIDsCompareAsLowercaseHex() {
-        var rng = SeededGenerator(seed: 5)
+        var rng = SplitMix64(seed: 5)
         let ids = (0..<200).map { _ in
             let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
             return UUID(bytes: bytes)!

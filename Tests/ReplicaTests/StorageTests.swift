@@ -21,7 +21,7 @@ struct StorageTests {
     @Test("Opening a file of random bytes reports it as corrupt")
     func randomBytesAreCorrupt() throws {
         let path = directory.path("random.db")
-        var rng = SeededGenerator(seed: 99)
+        var rng = SplitMix64(seed: 99)
         let noise = Data((0..<8192).map { _ in UInt8.random(in: 0...255, using: &rng) })
         try noise.write(to: URL(fileURLWithPath: path))
 

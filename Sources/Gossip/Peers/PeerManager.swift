@@ -1,3 +1,5 @@
+import Replica
+
 /// Which peers to dial, when, and which connections to keep, as a pure state
 /// machine: inputs carry the time, directives say what the shell does.
 ///
@@ -185,7 +187,7 @@ public struct PeerManager: Sendable {
             target.state == .waiting && target.nextDialAt <= now
                 && !(target.replicaID.map(connectedReplicas.contains) ?? false)
         }.sorted { $0.address < $1.address }
-        random.shuffle(&due)
+        due.shuffle(using: &random)
         var outbound = connections.values.filter { $0.dialed != nil }.count
         outbound += targets.values.filter { $0.state == .dialing }.count
         if let rotateEvery = configuration.rotateEveryMs, !due.isEmpty, outbound >= configuration.maxOutbound,
@@ -224,26 +226,5 @@ public struct PeerManager: Sendable {
         target.failures += 1
         target.state = .waiting
         target.nextDialAt = now + backoff(afterFailures: target.failures)
-    }
-}
-
-/// A small seeded random source, so that the manager stays deterministic.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func shuffle<T>(_ array: inout [T]) {
-        array.shuffle(using: &self)
     }
 }

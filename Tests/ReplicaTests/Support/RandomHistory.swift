@@ -17,7 +17,7 @@ struct RandomHistory {
 
     /// Builds a history of `steps` random operations in `directory`.
     static func generate(
-        using rng: inout SeededGenerator, in directory: TemporaryDirectory, steps: Int
+        using rng: inout SplitMix64, in directory: TemporaryDirectory, steps: Int
     ) throws -> RandomHistory {
         var history = RandomHistory()
         var clocks: [ManualClock] = []
@@ -69,7 +69,7 @@ struct RandomHistory {
         return history
     }
 
-    static func randomItemEvent(using rng: inout SeededGenerator) -> ItemEvent {
+    static func randomItemEvent(using rng: inout SplitMix64) -> ItemEvent {
         let names = ["Bolts", "Nuts", "Washers", "Screws"]
         switch Int.random(in: 0..<100, using: &rng) {
         case 0..<15: return .created(name: names.randomElement(using: &rng)!, quantity: .random(in: 0...9, using: &rng))
@@ -96,7 +96,7 @@ struct RandomHistory {
     /// Delivers every feed to `log` as a random interleaving of the feeds,
     /// each feed in seq order, in batches of random size, with some events
     /// offered again. Returns the reports of the ingests.
-    func deliverShuffled(to log: EventLog, using rng: inout SeededGenerator) throws -> [IngestReport] {
+    func deliverShuffled(to log: EventLog, using rng: inout SplitMix64) throws -> [IngestReport] {
         var next = Array(repeating: 0, count: feeds.count)
         var delivered: [Event] = []
         var reports: [IngestReport] = []
