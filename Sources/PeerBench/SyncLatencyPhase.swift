@@ -144,35 +144,19 @@ struct SyncLatencyBenchmark {
         try mesh.waitUntilConverged()
         let statistics = mesh.services.dropFirst().compactMap { service in service.withNode { $0.statistics } }
         return LiveLatencyResult(
-            toB: LatencyDistribution(toB), toC: LatencyDistribution(toC), append: LatencyDistribution(appends),
+            toB: LatencySummary(toB), toC: LatencySummary(toC), append: LatencySummary(appends),
             receivers: statistics)
-    }
-}
-
-/// Percentiles of one set of latency samples.
-struct LatencyDistribution {
-    var count: Int
-    var p50: Double
-    var p99: Double
-    var max: Double
-
-    init(_ samples: [Duration]) {
-        let sorted = samples.map(\.seconds).sorted()
-        count = sorted.count
-        p50 = LatencySummary.percentile(0.50, of: sorted)
-        p99 = LatencySummary.percentile(0.99, of: sorted)
-        max = sorted.last ?? 0
     }
 }
 
 /// Live propagation latencies in the mesh.
 struct LiveLatencyResult {
     /// From just before `append` on A to the `onStored` callback on B (B dialed A).
-    var toB: LatencyDistribution
+    var toB: LatencySummary
     /// The same to C (C dialed A and B).
-    var toC: LatencyDistribution
+    var toC: LatencySummary
     /// The `append` call on A itself: the durable local commit and the push queued.
-    var append: LatencyDistribution
+    var append: LatencySummary
     /// B's and C's sync counters after the phase: events received, and of those stored (the rest were duplicates).
     var receivers: [SyncStatistics]
 }

@@ -158,7 +158,7 @@ struct SyncReport {
     }
 
     private var latencyTable: [String] {
-        func row(_ name: String, _ figures: LatencyDistribution) -> String {
+        func row(_ name: String, _ figures: LatencySummary) -> String {
             "| \(name) | \(Report.grouped(Double(figures.count))) | \(SyncReport.milli(figures.p50)) | "
                 + "\(SyncReport.milli(figures.p99)) | \(SyncReport.milli(figures.max)) |"
         }

@@ -61,6 +61,8 @@ struct LatencySummary {
     var p50: Double
     /// 99th percentile, in seconds.
     var p99: Double
+    /// The slowest sample, in seconds.
+    var max: Double
     /// Samples per second of summed sample time.
     var ratePerSecond: Double
 
@@ -70,6 +72,7 @@ struct LatencySummary {
         count = sorted.count
         p50 = LatencySummary.percentile(0.50, of: sorted)
         p99 = LatencySummary.percentile(0.99, of: sorted)
+        max = sorted.last ?? 0
         let total = sorted.reduce(0, +)
         ratePerSecond = total > 0 ? Double(sorted.count) / total : 0
     }
@@ -78,6 +81,6 @@ struct LatencySummary {
     static func percentile(_ fraction: Double, of sorted: [Double]) -> Double {
         guard !sorted.isEmpty else { return 0 }
         let rank = Int((fraction * Double(sorted.count)).rounded(.up))
-        return sorted[min(max(rank, 1), sorted.count) - 1]
+        return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
     }
 }
