@@ -30,11 +30,7 @@ struct LatencyBenchmark {
         var seq: Int64 = 0
         while let change = workload.next() {
             seq += 1
-            let nowMs = SizeBenchmark.wallClockMs()
-            let row = RawRow(
-                feed: 1, seq: seq, eventID: random.uuidBytes(), timeMs: nowMs, entity: Int64(change.item + 1),
-                entityID: change.entityID,
-                payload: change.event.payload, arrivalMs: nowMs)
+            let row = RawRow.single(seq: seq, change, random: &random)
             rawSamples.append(try Stopwatch.time { try table.insert([row]) })
             let new = NewEvent(item: change.entityID, change.event)
             librarySamples.append(try Stopwatch.time { _ = try log.append(new) })

@@ -1,4 +1,5 @@
 import CSQLite
+import Replica
 
 /// A table shaped like `events` in `Sources/Replica/Storage/Schema.swift`,
 /// written through the SQLite C API with nothing in between: prepared
@@ -240,6 +241,17 @@ struct RawRow {
     var entityID: String
     var payload: String
     var arrivalMs: Int64
+}
+
+extension RawRow {
+    /// The row of a single durable commit timed now: feed 1, the change's
+    /// item as its entity, a fresh random id.
+    static func single(seq: Int64, _ change: ItemChange, random: inout SplitMix64) -> RawRow {
+        let nowMs = SizeBenchmark.wallClockMs()
+        return RawRow(
+            feed: 1, seq: seq, eventID: random.uuidBytes(), timeMs: nowMs, entity: Int64(change.item + 1),
+            entityID: change.entityID, payload: change.event.payload, arrivalMs: nowMs)
+    }
 }
 
 /// A failed SQLite call in the raw baseline.

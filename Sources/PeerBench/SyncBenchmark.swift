@@ -121,10 +121,7 @@ enum SyncBaselines {
         var seq: Int64 = 0
         while let change = workload.next() {
             seq += 1
-            let nowMs = SizeBenchmark.wallClockMs()
-            let row = RawRow(
-                feed: 1, seq: seq, eventID: random.uuidBytes(), timeMs: nowMs, entity: Int64(change.item + 1),
-                entityID: change.entityID, payload: change.event.payload, arrivalMs: nowMs)
+            let row = RawRow.single(seq: seq, change, random: &random)
             durations.append(try Stopwatch.time { try table.insert([row]) })
         }
         return LatencySummary(durations)
