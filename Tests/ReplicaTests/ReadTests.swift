@@ -173,4 +173,36 @@ struct ReadTests {
         #expect(offsets == Array(1...22))
         #expect(pageSizes == [7, 7, 7, 1])
     }
+
+    @Test("Pages in canonical order merge feeds by time, keep each feed in seq order and resume exactly")
+    func canonicalOrderPagesMergeFeeds() throws {
+        let log = try EventLog.create(at: directory.path("m.db"), replicaID: "m", options: .testing(clock: clock))
+        // Three feeds whose times interleave: b at 1, 4, 7, ...; c at 2, 5, 8, ...; d at 3, 6, 9, ...
+        for (offset, replica) in ["b", "c", "d"].enumerated() {
+            let events = (1...200).map { seq in
+                Fixtures.itemEvent(
+                    replica, seq: UInt64(seq), time: Int64(3 * seq - 2 + offset), item: "i\(seq % 7)",
+                    .quantityChanged(quantity: Int64(seq)))
+            }
+            try log.ingest(events)
+        }
+        var sent: [FeedID: UInt64] = [:]
+        var all: [Event] = []
+        while true {
+            let ranges = ["b", "c", "d"].map { FeedID(replicaID: $0) }
+                .filter { (sent[$0] ?? 0) < 200 }
+                .map { ($0, ((sent[$0] ?? 0) + 1)...200) }
+            if ranges.isEmpty { break }
+            let page = try log.eventsInCanonicalOrder(of: ranges, maxEvents: 50, maxBytes: 1 << 20)
+            try #require(!page.isEmpty)
+            #expect(page.count <= 50)
+            for event in page {
+                #expect(event.seq == (sent[event.feed] ?? 0) + 1, "each feed continues in seq order")
+                sent[event.feed] = event.seq
+            }
+            all += page
+        }
+        #expect(all.count == 600)
+        #expect(all.map(\.timeMs) == Array(1...600).map(Int64.init), "one canonical order across feeds")
+    }
 }

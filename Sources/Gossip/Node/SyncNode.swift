@@ -227,10 +227,6 @@ public final class SyncNode {
         return effects
     }
 
-    /// The next events of `ranges` in canonical order across feeds (each feed
-    /// stays in seq order, since a feed's times only grow), so a receiver
-    /// catching up applies them on top of its projections instead of
-    /// refolding entities again and again.
     /// Peer exchange: tells a newly identified peer every replica address we
     /// know, and every other peer the new one's address.
     private func exchangePeers(on id: ConnectionID, hello: Hello) -> [Effect] {
@@ -273,40 +269,15 @@ public final class SyncNode {
         return byReplica.values.sorted { $0.replicaID < $1.replicaID }
     }
 
+    /// The next page of `ranges`, in canonical order across feeds.
     private func readPage(_ ranges: [FeedRange], maxEvents: Int, maxBytes: Int) -> [Event] {
-        let perFeed = max(64, 2 * maxEvents / max(ranges.count, 1))
-        var queues: [(events: [Event], position: Int, exhausted: Bool)] = []
         do {
-            for range in ranges {
-                let events = try log.events(in: range.feed, seqs: range.seqs, limit: perFeed).map(\.event)
-                let rangeCount = range.seqs.upperBound - range.seqs.lowerBound + 1
-                queues.append((events, 0, events.count < perFeed || UInt64(events.count) == rangeCount))
-            }
+            return try log.eventsInCanonicalOrder(
+                of: ranges.map { ($0.feed, $0.seqs) }, maxEvents: maxEvents, maxBytes: maxBytes)
         } catch {
             emit(LogRecord(.error, "cannot read events", [("error", "\(error)")]))
             return []
         }
-        var page: [Event] = []
-        var bytes = 0
-        while page.count < maxEvents {
-            var best: Int?
-            for index in queues.indices where queues[index].position < queues[index].events.count {
-                let candidate = queues[index].events[queues[index].position]
-                if best.map({ candidate.orderKey < queues[$0].events[queues[$0].position].orderKey }) ?? true {
-                    best = index
-                }
-            }
-            guard let chosen = best else { break }
-            let event = queues[chosen].events[queues[chosen].position]
-            let size = event.payload.utf8.count + event.entityID.utf8.count + 64
-            if !page.isEmpty && bytes + size > maxBytes { break }
-            page.append(event)
-            bytes += size
-            queues[chosen].position += 1
-            // A feed read only in part must not fall behind the others.
-            if queues[chosen].position == queues[chosen].events.count && !queues[chosen].exhausted { break }
-        }
-        return page
     }
 
     /// Stores a received batch; false when storage failed (nothing of it is kept).
