@@ -3,13 +3,7 @@ import Synchronization
 import TestSupport
 
 /// What a command run by the lab did: its exit status and its two outputs.
-struct LabResult: Sendable, CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-
-    var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
-}
+typealias LabResult = ProcessResult
 
 struct LabFailure: Error, CustomStringConvertible {
     var description: String
@@ -60,22 +54,7 @@ enum LabProcess {
     private static func collect(
         _ executable: String, _ arguments: [String], _ environment: [String: String]
     ) throws -> LabResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
         // Whatever netlab.sh leaves running writes to files of its own, so both pipes end at exit.
-        let errorData = ReadAll(err.fileHandleForReading)
-        let outputData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return LabResult(
-            status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
-            stderr: String(decoding: errorData.wait(), as: UTF8.self))
+        try Executables.run(URL(fileURLWithPath: executable), arguments, environment: environment)
     }
 }

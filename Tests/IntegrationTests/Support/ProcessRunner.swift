@@ -1,10 +1,12 @@
 import Foundation
 
 /// What a finished process printed and how it exited.
-struct ProcessResult {
+struct ProcessResult: Sendable, CustomStringConvertible {
     var status: Int32
     var stdout: String
     var stderr: String
+
+    var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
 }
 
 /// Locates and runs the package's executables as real processes.
@@ -36,14 +38,22 @@ enum Executables {
         try run(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments)
     }
 
-    private static func run(_ executable: URL, _ arguments: [String]) throws -> ProcessResult {
+    /// Runs `executable` to completion with `environment` added to this
+    /// process's, stdin empty, both outputs captured.
+    static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         // Read both pipes before waiting so a full pipe never blocks the child.
         let errorData = ReadAll(err.fileHandleForReading)
