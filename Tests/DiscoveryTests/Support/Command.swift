@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
+import TestSupport
 
-/// A finished child process: its exit status and everything it wrote to
-/// stdout and stderr, interleaved.
+/// A finished child process: its exit status and everything it wrote,
+/// stdout then stderr.
 struct CommandResult: Sendable, CustomStringConvertible {
     var status: Int32
     var output: String
@@ -20,41 +20,14 @@ struct CommandFailed: Error, CustomStringConvertible {
 /// Runs child processes off Swift's cooperative pool.
 enum Command {
     /// Runs `executable` with `arguments` to completion on a dedicated
-    /// thread and returns what it did.
-    ///
-    /// The thread clears its signal mask first: a child inherits the mask of
-    /// the thread that spawns it, the test runner's threads block most
-    /// signals, and the daemons netlab.sh starts must obey SIGTERM.
+    /// thread with an empty signal mask (see `ProcessRun.runUnmasked`).
     static func run(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:]
     ) async throws -> CommandResult {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                var empty = sigset_t()
-                sigemptyset(&empty)
-                pthread_sigmask(SIG_SETMASK, &empty, nil)
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: executable)
-                process.arguments = arguments
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = pipe
-                process.standardInput = FileHandle.nullDevice
-                do {
-                    try process.run()
-                    // Everything netlab.sh leaves running writes to its own log, so EOF comes at exit.
-                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(
-                        returning: CommandResult(
-                            status: process.terminationStatus, output: String(decoding: data, as: UTF8.self)))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-            thread.start()
-        }
+        // Everything netlab.sh leaves running writes to its own log, so the pipes end at exit.
+        let result = try await ProcessRun.runUnmasked(
+            URL(fileURLWithPath: executable), arguments, environment: environment)
+        return CommandResult(status: result.status, output: result.stdout + result.stderr)
     }
 
     /// Like ``run(_:_:environment:)``, throwing unless the exit status is 0.

@@ -1,13 +1,5 @@
 import Foundation
-
-/// What a finished process printed and how it exited.
-struct ProcessResult: Sendable, CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-
-    var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
-}
+import TestSupport
 
 /// Locates and runs the package's executables as real processes.
 enum Executables {
@@ -38,54 +30,15 @@ enum Executables {
         try run(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments)
     }
 
-    /// Runs `executable` to completion with `environment` added to this
-    /// process's, stdin empty, both outputs captured.
+    /// Runs `executable` to completion; see `ProcessRun.run`.
     static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String] = [:]
     ) throws -> ProcessResult {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read both pipes before waiting so a full pipe never blocks the child.
-        let errorData = ReadAll(err.fileHandleForReading)
-        let outputData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ProcessResult(
-            status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
-            stderr: String(decoding: errorData.wait(), as: UTF8.self))
+        try ProcessRun.run(executable, arguments, environment: environment)
     }
 
     /// Runs `peerd` against a data directory.
     static func peerd(_ arguments: [String], data: URL) throws -> ProcessResult {
         try run("peerd", arguments + ["--data", data.path])
-    }
-}
-
-/// Reads a pipe to its end on a background thread.
-final class ReadAll: @unchecked Sendable {
-    // `data` is written once by the reader thread before `done` is signalled,
-    // and read only after waiting on `done`.
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            data = handle.readDataToEndOfFile()
-            done.signal()
-        }
-    }
-
-    func wait() -> Data {
-        done.wait()
-        return data
     }
 }
