@@ -2,10 +2,15 @@ import Foundation
 import Replica
 
 /// Every command `peerd` knows, in the order `peerd --help` lists them.
-let commands: [Command] =
-    [InitCommand.command] + ClusterCommands.all + [RunCommand.command, PeersCommand.command] + ItemCommands.all
-    + ReadCommands.all
-    + TransferCommands.all
+let commands: [Command] = [
+    [InitCommand.command],
+    ClusterCommands.all,
+    [RunCommand.command],
+    [PeersCommand.command],
+    ItemCommands.all,
+    ReadCommands.all,
+    TransferCommands.all,
+].flatMap { $0 }
 
 func overview() -> String {
     var text = "usage: peerd COMMAND [ARGS] [--data DIR]\n\nPeerSync replica daemon.\n\nCommands:\n"
@@ -39,10 +44,15 @@ if rest.contains("--help") {
     exit(0)
 }
 do {
-    let arguments = try Arguments.parse(rest, flags: command.flags, options: command.options.union(["data"]))
-    try command.run(arguments, DataDirectory(option: arguments.options["data"]))
+    let given = try Arguments.parse(rest, flags: command.flags, options: command.acceptedOptions)
+    let directory = DataDirectory(option: given.options["data"])
+    // A config file's settings, under what the command line gives, before the command starts.
+    let arguments = try ConfigFile.apply(to: given, of: command, directory: directory)
+    try command.run(arguments, directory)
 } catch let error as UsageError {
     fail("\(error)\n\(command.help)", code: 2)
+} catch let error as ConfigError {
+    fail("\(error)", code: 2)
 } catch {
     fail("error: \(error)", code: 1)
 }

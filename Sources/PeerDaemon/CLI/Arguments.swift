@@ -50,6 +50,25 @@ struct Arguments: Sendable {
 
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 
+    /// These arguments laid over `base` (a config file's): a flag set in
+    /// either is set; an option given here wins, and for an option that may
+    /// repeat, its values here replace all of those in `base` (a `--peer` on
+    /// the command line replaces every `peer` of the file).
+    ///
+    /// ```swift
+    /// let file = Arguments(options: ["listen": "0.0.0.0:4100", "log-level": "debug"])
+    /// let line = Arguments(options: ["listen": "127.0.0.1:0"])
+    /// line.over(file).options  // ["listen": "127.0.0.1:0", "log-level": "debug"]
+    /// ```
+    func over(_ base: Arguments) -> Arguments {
+        var merged = base
+        merged.positional = positional
+        merged.flags.formUnion(flags)
+        merged.options.merge(options) { $1 }
+        merged.repeated.merge(repeated) { $1 }
+        return merged
+    }
+
     /// Exactly `names.count` positional words, named in the error when missing.
     func positional(_ names: String...) throws -> [String] {
         guard positional.count == names.count else {

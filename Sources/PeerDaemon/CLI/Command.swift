@@ -6,14 +6,31 @@ struct Command: Sendable {
     var summary: String
     var flags: Set<String> = []
     var options: Set<String> = []
+    /// The options of `options` that may be given more than once (`--peer`);
+    /// a config file may repeat only these keys.
+    var repeatable: Set<String> = []
+    /// Whether a config file (`--config PATH`, else `DIR/peerd.conf`) may set
+    /// this command's flags and options; see ``ConfigFile``.
+    var acceptsConfig = false
     var run: @Sendable (Arguments, DataDirectory) throws -> Void
 
     var name: String { path.joined(separator: " ") }
 
+    /// The options `Arguments.parse` accepts: the command's own, `--data`,
+    /// and `--config` when it reads a config file.
+    var acceptedOptions: Set<String> {
+        options.union(acceptsConfig ? ["data", ConfigFile.pathOption] : ["data"])
+    }
+
     var help: String {
         var text = "usage: peerd \(usage)\n\n\(summary)\n\nOptions:\n"
-        text += "  --data DIR   the data directory (default: $PEERD_DATA, else ./peerd-data)\n"
-        text += "  --help       show this help\n"
+        text += "  --data DIR     the data directory (default: $PEERD_DATA, else ./peerd-data)\n"
+        if acceptsConfig {
+            text +=
+                "  --config PATH  `key = value` settings for the options above (default: DIR/\(ConfigFile.defaultName)\n"
+            text += "                 when it exists); the command line overrides them\n"
+        }
+        text += "  --help         show this help\n"
         return text
     }
 }

@@ -19,6 +19,7 @@ enum RunCommand {
             """,
         flags: ["no-mdns"],
         options: ["listen", "peer", "log-level"],
+        repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
             _ = try arguments.positional()
             try run(arguments, directory)
