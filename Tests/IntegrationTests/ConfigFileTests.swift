@@ -1,0 +1,157 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `peerd run` settings from a config file (`DIR/peerd.conf` or
+/// `--config PATH`), with real daemons.
+@Suite("peerd run: config file")
+struct ConfigFileTests {
+    let temp: TemporaryDirectory
+    init() throws { temp = try TemporaryDirectory() }
+
+    /// Runs peerd on `dir` and requires success; returns stdout, trimmed.
+    @discardableResult
+    func ok(_ arguments: [String], _ dir: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try Executables.peerd(arguments, data: temp.url(dir))
+        try #require(result.status == 0, "peerd \(arguments) failed: \(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Replicas `first` and `other` of one cluster.
+    func cluster(_ first: String, _ other: String) throws {
+        try ok(["init"], first)
+        try ok(["init", "--join", try ok(["cluster-code"], first)], other)
+    }
+
+    /// `--http off` while `peerd run` has an HTTP API, so that daemons on one
+    /// machine do not contend for its default port; nothing before it had one.
+    static let httpOff: [String] = {
+        let help = try? Executables.run("peerd", ["run", "--help"])
+        return help?.stdout.contains("--http") == true ? ["--http", "off"] : []
+    }()
+
+    /// `peerd run --data DIR` plus `arguments` (and nothing else: the rest
+    /// must come from the config file) as a child process.
+    func run(_ dir: String, _ arguments: [String] = []) throws -> ChildProcess {
+        try ChildProcess(
+            Executables.url("peerd"), ["run", "--data", temp.path(dir)] + Self.httpOff + arguments,
+            name: "peerd run (\(dir))")
+    }
+
+    /// Waits until `child` printed `listening on HOST:PORT`; returns the line.
+    func listening(_ child: ChildProcess, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        var line: String?
+        let printed = Poll.until(timeout: .seconds(30)) {
+            line = child.stdout.lines.first { $0.hasPrefix("listening on ") }
+            return line != nil || !child.isRunning
+        }
+        return try #require(
+            printed ? line : nil, "\(child.name) printed no address\n\(child.stderr.text)",
+            sourceLocation: sourceLocation)
+    }
+
+    /// Waits until a log line of `child` contains every one of `parts`.
+    func waitForLog(_ child: ChildProcess, _ parts: String...) -> Bool {
+        Poll.until(timeout: .seconds(30)) {
+            child.stderr.lines.contains { line in parts.allSatisfy { line.contains($0) } }
+        }
+    }
+
+    /// The `addr=` of every `dial failed` log line of `child`.
+    func dialFailures(_ child: ChildProcess) -> Set<Substring> {
+        let lines = child.stderr.lines.filter { $0.contains("msg=\"dial failed\"") }
+        return Set(lines.flatMap { $0.split(separator: " ").filter { $0.hasPrefix("addr=") } })
+    }
+
+    @Test("a config file in the data directory sets the listen address, mDNS off, the log level and the peers")
+    func dataDirectoryConfigIsUsed() throws {
+        try cluster("a", "b")
+        let a = try Daemon.start(data: temp.url("a"))
+        try """
+        # b dials a; 127.0.0.1:1 is never up
+        listen = 127.0.0.1:0
+        no-mdns = true
+        log-level = debug
+
+        peer = 127.0.0.1:1
+        peer = \(a.address)
+        """.write(toFile: temp.path("b/peerd.conf"), atomically: true, encoding: .utf8)
+
+        let b = try run("b")
+        #expect(try listening(b).hasPrefix("listening on 127.0.0.1:"))
+        #expect(waitForLog(b, "peer identified"), "b never met a\n\(b.stderr.text)")
+        #expect(
+            Poll.until(timeout: .seconds(30)) { dialFailures(b).contains("addr=127.0.0.1:1") },
+            "no debug line about the dead peer\n\(b.stderr.text)")
+        #expect(b.stderr.lines.contains { $0.contains("replica running") && $0.contains("peers=2") })
+        #expect(!b.stderr.text.contains("component=mdns"), "mDNS ran despite no-mdns = true\n\(b.stderr.text)")
+        #expect(try b.stop(with: SIGTERM).status == 0)
+        #expect(try a.stop() == 0)
+    }
+
+    @Test("flags on the command line override the config file, and --peer replaces all of its peers")
+    func commandLineOverridesFile() throws {
+        try cluster("a", "b")
+        let a = try Daemon.start(data: temp.url("a"))
+        try """
+        listen = 127.0.0.1:0
+        no-mdns = true
+        log-level = error
+        peer = 127.0.0.1:1
+        peer = 127.0.0.1:2
+        """.write(toFile: temp.path("elsewhere.conf"), atomically: true, encoding: .utf8)
+
+        let b = try run("b", ["--config", temp.path("elsewhere.conf"), "--log-level", "debug", "--peer", a.address])
+        #expect(try listening(b).hasPrefix("listening on 127.0.0.1:"))
+        #expect(waitForLog(b, "peer identified"), "b never met a\n\(b.stderr.text)")
+        #expect(b.stderr.lines.contains { $0.contains("replica running") && $0.contains("peers=1") })
+        #expect(dialFailures(b).isEmpty, "a peer of the file was dialed\n\(b.stderr.text)")
+        #expect(try b.stop(with: SIGTERM).status == 0)
+        #expect(try a.stop() == 0)
+    }
+
+    /// A config file that must stop `peerd run` before it starts: its text,
+    /// the line at fault, and what the message says about it.
+    struct BadFile: Sendable, CustomStringConvertible {
+        var text: String
+        var line: Int
+        var message: String
+        var description: String { message }
+    }
+
+    @Test(
+        "a bad config file is one line naming the file and line, exit code 2, and nothing started",
+        arguments: [
+            BadFile(text: "listen = 127.0.0.1:0\nlisen = 127.0.0.1:0\n", line: 2, message: "unknown key \"lisen\""),
+            BadFile(text: "# the daemon\n\nlisten 127.0.0.1:0\n", line: 3, message: "expected `key = value`"),
+            BadFile(text: "no-mdns = yes\n", line: 1, message: "\"no-mdns\" is true or false, not \"yes\""),
+            BadFile(
+                text: "listen = 127.0.0.1:0\npeer = 127.0.0.1:1\npeer = 127.0.0.1:2\nlisten = 127.0.0.1:5\n", line: 4,
+                message: "\"listen\" is already set on line 1"),
+        ])
+    func badFileIsRefused(_ bad: BadFile) throws {
+        try ok(["init"], "a")
+        let path = temp.path("a/peerd.conf")
+        try bad.text.write(toFile: path, atomically: true, encoding: .utf8)
+        let child = try run("a")
+        #expect(Poll.until(timeout: .seconds(30)) { !child.isRunning }, "peerd run started despite the bad file")
+        let ended = try child.stop(with: SIGKILL)
+        #expect(ended.reason == .exit && ended.status == 2)
+        _ = Poll.until(timeout: .seconds(5)) { !child.stderr.lines.isEmpty }
+        #expect(child.stderr.lines.count == 1, "not one line: \(child.stderr.text)")
+        #expect(child.stderr.text.hasPrefix("peerd: \(path):\(bad.line): \(bad.message)"), "\(child.stderr.text)")
+        #expect(child.stdout.text.isEmpty)
+    }
+
+    @Test("--config names a file that must exist")
+    func missingConfigIsRefused() throws {
+        try ok(["init"], "a")
+        let path = temp.path("missing.conf")
+        let child = try run("a", ["--config", path])
+        #expect(Poll.until(timeout: .seconds(30)) { !child.isRunning }, "peerd run started without its config file")
+        let ended = try child.stop(with: SIGKILL)
+        #expect(ended.reason == .exit && ended.status == 2)
+        _ = Poll.until(timeout: .seconds(5)) { !child.stderr.lines.isEmpty }
+        #expect(child.stderr.text == "peerd: \(path): no such config file (given with --config)\n")
+    }
+}
