@@ -10,6 +10,7 @@ let commands: [Command] = [
     ItemCommands.all,
     ReadCommands.all,
     TransferCommands.all,
+    [DemoCommand.command],
 ].flatMap { $0 }
 
 func overview() -> String {

@@ -1,0 +1,77 @@
+import Foundation
+import Synchronization
+
+/// What the demo must undo however it ends: the daemons it started, an
+/// avahi-daemon it started, its temporary directory. Runs once, at the end
+/// or on SIGINT/SIGTERM (then the process exits 130 or 143).
+final class DemoCleanup: Sendable {
+    private struct State {
+        var pids: [Int32] = []
+        var actions: [@Sendable () -> Void] = []
+        var done = false
+        var interrupted = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Stops `pid` with SIGTERM at cleanup, and waits for it to end before
+    /// removing anything. False when cleanup has already begun: the caller
+    /// must stop it itself.
+    func track(_ pid: Int32) -> Bool {
+        state.withLock { state in
+            guard !state.done else { return false }
+            state.pids.append(pid)
+            return true
+        }
+    }
+
+    /// Forgets `pid`, which the demo stopped itself.
+    func untrack(_ pid: Int32) {
+        state.withLock { $0.pids.removeAll { $0 == pid } }
+    }
+
+    /// Runs `action` at cleanup, after the daemons are stopped, the most
+    /// recently added first.
+    func atCleanup(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.actions.insert(action, at: 0) }
+    }
+
+    /// Stops every tracked process (SIGTERM, then SIGKILL after 10 s) and
+    /// runs the actions. Only the first call does anything.
+    func run() {
+        let (pids, actions) = state.withLock { state -> ([Int32], [@Sendable () -> Void]) in
+            guard !state.done else { return ([], []) }
+            state.done = true
+            return (state.pids, state.actions)
+        }
+        for pid in pids { kill(pid, SIGTERM) }
+        let gone = Subprocess.poll(timeout: .seconds(10)) { !pids.contains(where: Subprocess.exists) }
+        if !gone { for pid in pids { kill(pid, SIGKILL) } }
+        for action in actions { action() }
+    }
+
+    /// When a signal started the cleanup, blocks until its handler ends the
+    /// process: the demo, whose commands fail once their files are gone,
+    /// must not print those failures or exit with another code meanwhile.
+    func waitForExitIfInterrupted() {
+        guard state.withLock({ $0.interrupted }) else { return }
+        DispatchSemaphore(value: 0).wait()
+    }
+
+    /// Cleans up and exits on SIGINT (Ctrl-C) or SIGTERM. Keep the returned
+    /// sources for as long as the demo runs.
+    func exitOnSignals() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { [self] in
+                state.withLock { $0.interrupted = true }
+                DemoConsole.line("\ninterrupted: stopping the daemons and removing the demo's files")
+                run()
+                exit(128 + signalNumber)
+            }
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Where the demo plays: a temporary work directory (the current directory
+/// while it runs, so that data directories are short relative paths), this
+/// `peerd` executable, and what to clean up.
+final class DemoStage {
+    /// The temporary directory, removed at cleanup.
+    let directory: String
+    /// This executable, from `/proc/self/exe`.
+    let peerd: String
+    let cleanup = DemoCleanup()
+    private var signalSources: [any DispatchSourceSignal] = []
+
+    /// Creates the work directory, makes it the current directory, and
+    /// cleans up on Ctrl-C or SIGTERM from now on.
+    init() throws {
+        peerd =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        var template = Array(
+            (NSTemporaryDirectory() as NSString).appendingPathComponent("peerd-demo.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CommandError("demo: cannot create a temporary directory: \(String(cString: strerror(errno)))")
+        }
+        directory = String(cString: made)
+        let previous = FileManager.default.currentDirectoryPath
+        cleanup.atCleanup { [directory] in
+            _ = FileManager.default.changeCurrentDirectoryPath(previous)
+            // A child that was starting as the cleanup began may still add a
+            // file while the tree is removed; then removing it again does.
+            _ = Subprocess.poll(timeout: .seconds(5), every: .milliseconds(50)) {
+                try? FileManager.default.removeItem(atPath: directory)
+                return !FileManager.default.fileExists(atPath: directory)
+            }
+        }
+        signalSources = cleanup.exitOnSignals()
+        guard FileManager.default.changeCurrentDirectoryPath(directory) else {
+            cleanup.run()
+            throw CommandError("demo: cannot change into \(directory)")
+        }
+    }
+
+    /// Runs `peerd WORDS` to completion and returns its stdout, trimmed;
+    /// `shown` prints the command and what it printed. A failure throws.
+    @discardableResult
+    func peerd(_ words: String..., shown: Bool = true) throws -> String {
+        try peerd(words, shown: shown)
+    }
+
+    @discardableResult
+    func peerd(_ words: [String], shown: Bool = true) throws -> String {
+        if shown { DemoConsole.command(words) }
+        let result = try Subprocess.run(peerd, words, cleanup: cleanup)
+        if shown {
+            DemoConsole.output(result.stdout)
+            DemoConsole.output(result.stderr)
+        }
+        guard result.status == 0 else {
+            throw CommandError(
+                "demo: `peerd \(words.joined(separator: " "))` exited \(result.status): \(result.stderr)")
+        }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Starts `peerd run --data NAME ARGUMENTS` in the background, shows the
+    /// command and where it listens.
+    func daemon(_ name: String, _ arguments: [String]) throws -> DemoDaemon {
+        let words = ["run", "--data", name] + arguments
+        DemoConsole.command(words, background: true)
+        let daemon = try DemoDaemon(
+            name, executable: peerd, arguments: words, http: arguments.contains("--http") && !arguments.contains("off"),
+            logPath: (directory as NSString).appendingPathComponent("\(name).log"), cleanup: cleanup)
+        for line in daemon.banner { DemoConsole.line(line) }
+        return daemon
+    }
+
+    /// What `peerd status --json --data NAME` says.
+    func status(_ name: String) throws -> DemoStatus {
+        let json = try peerd(["status", "--json", "--data", name], shown: false)
+        do {
+            return try JSONDecoder().decode(DemoStatus.self, from: Data(json.utf8))
+        } catch {
+            throw CommandError("demo: cannot read `peerd status --json` of the \(name): \(error)")
+        }
+    }
+
+    /// Polls `peerd status` of every replica in `names` until all report the
+    /// same state hash and event count; returns that and how long it took.
+    /// Throws when `timeout` passes first, with what each one said.
+    func converge(_ names: [String], timeout: Duration = .seconds(20)) throws -> (DemoStatus, Duration) {
+        let start = ContinuousClock.now
+        var statuses: [DemoStatus] = []
+        let agreed = try Subprocess.poll(timeout: timeout) {
+            statuses = try names.map(status)
+            return Set(statuses).count == 1
+        }
+        guard agreed, let status = statuses.first else {
+            let said = zip(names, statuses).map { "\($0): \($1)" }.joined(separator: "; ")
+            throw CommandError("demo: the replicas did not converge within \(timeout): \(said)")
+        }
+        return (status, ContinuousClock.now - start)
+    }
+}
+
+/// The part of `peerd status --json` that tells whether replicas agree.
+struct DemoStatus: Decodable, Hashable, CustomStringConvertible {
+    var state_hash: String
+    var event_count: Int
+
+    var description: String { "\(event_count) events, state hash \(state_hash.prefix(16))" }
+}
