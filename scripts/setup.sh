@@ -3,7 +3,7 @@
 # The Swift toolchain itself (6.x) must already be on PATH.
 set -euo pipefail
 
-packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2)
+packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev libmicrohttpd-dev curl tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2)
 
 missing=()
 for package in "${packages[@]}"; do

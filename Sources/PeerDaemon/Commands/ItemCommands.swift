@@ -1,3 +1,4 @@
+import DaemonClient
 import Foundation
 import Replica
 
@@ -10,11 +11,19 @@ enum ItemCommands {
             flags: ["json"], options: ["idempotency-key"]
         ) { arguments, directory in
             let words = try arguments.positional("NAME", "QTY")
-            let event = ItemEvent.created(name: try name(words[0]), quantity: try quantity(words[1]))
-            let log = try directory.openLog()
-            let stored = try log.append(
-                NewEvent(item: UUID().uuidString.lowercased(), event),
-                idempotencyKey: arguments.options["idempotency-key"])
+            let name = try name(words[0])
+            let quantity = try quantity(words[1])
+            let key = arguments.options["idempotency-key"]
+            let stored: StoredEvent
+            switch try ReplicaAccess.of(directory) {
+            case .daemon(let api):
+                let body = "{\"name\":\(EventJSON.quoted(name)),\"quantity\":\(quantity)}"
+                stored = try DaemonEndpoint.storedEvent(try api.call("POST", "/items", body: body, idempotencyKey: key))
+            case .files(let directory):
+                stored = try directory.openLog().append(
+                    NewEvent(item: UUID().uuidString.lowercased(), .created(name: name, quantity: quantity)),
+                    idempotencyKey: key)
+            }
             report(stored, arguments, plain: stored.event.entityID)
         },
         edit(["item", "rename"], "item rename ID NAME", "Renames an item.", "NAME") { .renamed(name: try name($0)) },
@@ -39,11 +48,18 @@ enum ItemCommands {
         Command(
             path: ["item", "undo"], usage: "item undo ID [--json]",
             summary: "Undoes the item's latest event that is not undone yet (at most 10 in a row).",
-            flags: ["json"]
+            flags: ["json"], options: ["idempotency-key"]
         ) { arguments, directory in
             let id = try arguments.positional("ID")[0]
-            let log = try directory.openLog()
-            let stored = try log.undo(entityType: Item.entityType, entityID: id)
+            let key = arguments.options["idempotency-key"]
+            let stored: StoredEvent
+            switch try ReplicaAccess.of(directory) {
+            case .daemon(let api):
+                stored = try DaemonEndpoint.storedEvent(
+                    try api.call("POST", "/items/\(id)/undo", idempotencyKey: key))
+            case .files(let directory):
+                stored = try directory.openLog().undo(entityType: Item.entityType, entityID: id, idempotencyKey: key)
+            }
             report(
                 stored, arguments,
                 plain: "undid an event of item \(id) (event \(stored.event.eventID.uuidString.lowercased()))")
@@ -67,10 +83,18 @@ enum ItemCommands {
     private static func appendEdit(
         _ event: ItemEvent, to id: String, _ arguments: Arguments, _ directory: DataDirectory
     ) throws {
-        let log = try directory.openLog()
-        guard let item = try log.projection(Item.self, id: id) else { throw CommandError("no item \(id)") }
-        if item.deleted { throw CommandError("item \(id) is deleted; `peerd item undo \(id)` restores it") }
-        let stored = try log.append(NewEvent(item: id, event), idempotencyKey: arguments.options["idempotency-key"])
+        let key = arguments.options["idempotency-key"]
+        let stored: StoredEvent
+        switch try ReplicaAccess.of(directory) {
+        case .daemon(let api):
+            stored = try DaemonEndpoint.storedEvent(
+                try api.call("POST", "/items/\(id)/events", body: event.payload, idempotencyKey: key))
+        case .files(let directory):
+            let log = try directory.openLog()
+            guard let item = try log.projection(Item.self, id: id) else { throw CommandError("no item \(id)") }
+            if item.deleted { throw CommandError("item \(id) is deleted; `peerd item undo \(id)` restores it") }
+            stored = try log.append(NewEvent(item: id, event), idempotencyKey: key)
+        }
         report(
             stored, arguments, plain: "\(event.type) item \(id) (event \(stored.event.eventID.uuidString.lowercased()))"
         )

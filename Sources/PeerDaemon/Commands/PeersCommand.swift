@@ -1,75 +1,5 @@
+import DaemonClient
 import Foundation
-import Gossip
-
-/// `DIR/peers.json`: the running daemon's peer table, rewritten every
-/// second (written beside it, then renamed into place), so that `peerd
-/// peers` can show it from another process.
-struct PeersFile: Codable {
-    struct Peer: Codable {
-        var source: String
-        var address: String?
-        var replica_id: String?
-        var role: String?
-        var state: String
-        var next_dial_in_ms: Int64?
-        var last_error: String?
-        var last_sync_ms: Int64?
-        var events_to_receive: UInt64
-        var events_to_send: UInt64
-    }
-
-    /// Wall-clock time of the snapshot, in ms since 1970.
-    var updated_ms: Int64
-    var replica_id: String
-    var peers: [Peer]
-
-    /// A snapshot older than this means no daemon keeps the file current.
-    static let staleAfterMs: Int64 = 5_000
-
-    init(replicaID: String, rows: [PeerRow], nowMs: Int64) {
-        updated_ms = nowMs
-        replica_id = replicaID
-        peers = rows.map { row in
-            Peer(
-                source: row.source, address: row.address?.description, replica_id: row.replicaID, role: row.role,
-                state: row.state.rawValue, next_dial_in_ms: row.nextDialInMs, last_error: row.lastError,
-                last_sync_ms: row.lastSyncAgoMs.map { nowMs - $0 }, events_to_receive: row.eventsToReceive,
-                events_to_send: row.eventsToSend)
-        }
-    }
-
-    static func path(in directory: DataDirectory) -> String {
-        (directory.path as NSString).appendingPathComponent("peers.json")
-    }
-
-    func write(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let partial = path + ".partial"
-        try encoder.encode(self).write(to: URL(fileURLWithPath: partial))
-        guard rename(partial, path) == 0 else { throw CommandError("cannot replace \(path): errno \(errno)") }
-    }
-
-    static func read(from directory: DataDirectory, nowMs: Int64) throws -> PeersFile {
-        let path = path(in: directory)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandError(
-                "no daemon is running on \(directory.path); peers are known only while `peerd run` runs")
-        }
-        let file: PeersFile
-        do {
-            file = try JSONDecoder().decode(PeersFile.self, from: data)
-        } catch {
-            throw CommandError("\(path) is damaged (\(error.localizedDescription)); it is rewritten by `peerd run`")
-        }
-        guard nowMs - file.updated_ms <= staleAfterMs else {
-            throw CommandError(
-                "no daemon is running on \(directory.path) (its peer list is \((nowMs - file.updated_ms) / 1000) s old)"
-            )
-        }
-        return file
-    }
-}
 
 /// `peerd peers`: the running daemon's peers.
 enum PeersCommand {
@@ -83,8 +13,16 @@ enum PeersCommand {
         flags: ["json"]
     ) { arguments, directory in
         _ = try arguments.positional()
+        guard let daemon = DaemonInfo.running(in: directory) else {
+            throw CommandError("no daemon is running on \(directory.path); peers are known only while `peerd run` runs")
+        }
+        guard let api = try daemon.endpoint() else {
+            throw CommandError(
+                "the daemon on \(directory.path) runs with --http off; its peers show only through the HTTP API")
+        }
+        let reply = try api.call("GET", "/peers")
+        let file = try JSONDecoder().decode(PeerList.self, from: Data(reply.utf8))
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        let file = try PeersFile.read(from: directory, nowMs: nowMs)
         if arguments.has("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -96,15 +34,22 @@ enum PeersCommand {
                 peer.source, peer.address ?? "-", peer.replica_id.map { String($0.prefix(8)) } ?? "-",
                 peer.role ?? "-", describeState(peer),
                 peer.last_sync_ms.map { "\((nowMs - $0) / 1000) s ago" } ?? "never",
-                "\(peer.events_to_receive)", "\(peer.events_to_send)",
+                "\(peer.events_to_receive)", "\(peer.events_to_send)", shortHash(peer.state_hash),
             ]
         }
         printTable(
-            header: ["SOURCE", "ADDRESS", "REPLICA", "ROLE", "STATE", "LAST SYNC", "TO RECEIVE", "TO SEND"],
+            header: [
+                "SOURCE", "ADDRESS", "REPLICA", "ROLE", "STATE", "LAST SYNC", "TO RECEIVE", "TO SEND", "STATE HASH",
+            ],
             rows: rows)
     }
 
-    private static func describeState(_ peer: PeersFile.Peer) -> String {
+    private static func shortHash(_ hash: String?) -> String {
+        guard let hash else { return "-" }
+        return String(hash.prefix(12))
+    }
+
+    private static func describeState(_ peer: PeerList.Peer) -> String {
         guard peer.state == "waiting", let next = peer.next_dial_in_ms else { return peer.state }
         return "retry in \((next + 999) / 1000) s"
     }

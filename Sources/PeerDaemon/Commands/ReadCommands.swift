@@ -1,3 +1,4 @@
+import DaemonClient
 import Foundation
 import Replica
 
@@ -9,9 +10,18 @@ enum ReadCommands {
             summary: "Lists items that are not deleted, sorted by name.", flags: ["json", "include-deleted"]
         ) { arguments, directory in
             _ = try arguments.positional()
-            let items = try directory.openLog().projections(Item.self)
-                .filter { arguments.has("include-deleted") || !$0.deleted }
-                .sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+            let items: [Item]
+            switch try ReplicaAccess.of(directory) {
+            case .daemon(let api):
+                let reply = try api.call(
+                    "GET", "/items" + (arguments.has("include-deleted") ? "?include_deleted=true" : ""))
+                items = try CanonicalJSON.decode(
+                    [Item].self, from: (try JSONValue.parse(reply))["items"]?.canonicalText ?? "[]")
+            case .files(let directory):
+                items = try directory.openLog().projections(Item.self)
+                    .filter { arguments.has("include-deleted") || !$0.deleted }
+                    .sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+            }
             if arguments.has("json") {
                 print(CanonicalJSON.text(of: items))
                 return
@@ -26,23 +36,47 @@ enum ReadCommands {
             summary: "Lists every event in local arrival order (--json: one JSON object per line).", flags: ["json"]
         ) { arguments, directory in
             _ = try arguments.positional()
-            let log = try directory.openLog()
             var output = Output()
             if !arguments.has("json") { output.line("OFFSET  TIME_MS        REPLICA/SCOPE  SEQ  ENTITY  PAYLOAD") }
-            try log.forEachEventPage { page in
+            let show = { (page: [StoredEvent]) in
                 for stored in page {
                     output.line(arguments.has("json") ? EventJSON.line(for: stored) : describe(stored))
                 }
+            }
+            switch try ReplicaAccess.of(directory) {
+            case .daemon(let api):
+                var after: Int64 = 0
+                while true {
+                    let reply = try JSONValue.parse(try api.call("GET", "/events?after=\(after)&limit=10000"))
+                    guard case .array(let events)? = reply["events"] else { break }
+                    show(try events.map { try DaemonEndpoint.storedEvent($0.canonicalText) })
+                    guard case .int(let next)? = reply["next_offset"] else { break }
+                    after = next
+                }
+            case .files(let directory):
+                try directory.openLog().forEachEventPage(show)
             }
             output.flush()
         },
         Command(
             path: ["status"], usage: "status [--json]",
-            summary: "Shows the replica id, vector cursor, event count and state hash.", flags: ["json"]
+            summary: """
+                Shows the replica id, vector cursor, event count and state hash; with a daemon running, also \
+                its sync progress, peers in sync and clock skew seen.
+                """,
+            flags: ["json"]
         ) { arguments, directory in
             _ = try arguments.positional()
-            let status = try ReplicaStatus(log: try directory.openLog())
-            print(arguments.has("json") ? status.json : status.text)
+            switch try ReplicaAccess.of(directory) {
+            case .daemon(let api):
+                let reply = try api.call("GET", "/status")
+                guard !arguments.has("json") else { return print(reply) }
+                let status = try JSONDecoder().decode(DaemonStatus.self, from: Data(reply.utf8))
+                print(status.text)
+            case .files(let directory):
+                let status = try ReplicaStatus(log: try directory.openLog())
+                print(arguments.has("json") ? status.json : status.text)
+            }
         },
     ]
 
@@ -55,8 +89,8 @@ enum ReadCommands {
 }
 
 /// What `peerd status` reports.
-struct ReplicaStatus: Encodable {
-    struct CursorEntry: Encodable {
+struct ReplicaStatus: Codable {
+    struct CursorEntry: Codable {
         var replica_id: String
         var scope: String
         var seq: UInt64
@@ -64,6 +98,7 @@ struct ReplicaStatus: Encodable {
 
     var replica_id: String
     var cursor: [CursorEntry]
+    var feeds: Int
     var event_count: Int64
     var state_hash: String
     var forks: Int64
@@ -73,6 +108,7 @@ struct ReplicaStatus: Encodable {
         let cursor = try log.cursor()
         replica_id = log.replicaID
         self.cursor = cursor.feeds.map { CursorEntry(replica_id: $0.replicaID, scope: $0.scope, seq: cursor[$0]) }
+        feeds = cursor.feeds.count
         event_count = try log.eventCount()
         state_hash = try log.stateHash()
         forks = try log.forkCount()

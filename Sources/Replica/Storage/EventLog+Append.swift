@@ -9,15 +9,7 @@ extension EventLog {
     @discardableResult
     public func append(_ new: NewEvent, idempotencyKey: String? = nil) throws -> StoredEvent {
         try write {
-            if let idempotencyKey, let earlier = try eventForIdempotencyKey(idempotencyKey) {
-                return earlier
-            }
-            let stored = try appendInTransaction([new])[0]
-            if let idempotencyKey {
-                try db.cached("INSERT INTO idempotency_keys (key, local_offset) VALUES (?, ?)")
-                    .run([.text(idempotencyKey), .int(stored.offset)])
-            }
-            return stored
+            try once(idempotencyKey) { try appendInTransaction([new])[0] }
         }
     }
 
@@ -30,20 +22,34 @@ extension EventLog {
 
     /// Appends an `Undone` for the newest event of the entity that is not
     /// already undone, refusing past `Options.undoLimit` undos in a row.
+    /// An `idempotencyKey` works as for `append`.
     @discardableResult
-    public func undo(entityType: String, entityID: String, scope: String = FeedID.defaultScope) throws
-        -> StoredEvent
-    {
+    public func undo(
+        entityType: String, entityID: String, scope: String = FeedID.defaultScope, idempotencyKey: String? = nil
+    ) throws -> StoredEvent {
         try write {
-            let history = try entityHistory(EntityKey(type: entityType, id: entityID)).map(\.event)
-            guard let target = Fold.undoTarget(inCanonicalOrder: history) else {
-                throw EventLogError.nothingToUndo(entityType: entityType, entityID: entityID)
+            try once(idempotencyKey) {
+                let history = try entityHistory(EntityKey(type: entityType, id: entityID)).map(\.event)
+                guard let target = Fold.undoTarget(inCanonicalOrder: history) else {
+                    throw EventLogError.nothingToUndo(entityType: entityType, entityID: entityID)
+                }
+                let undo = NewEvent(
+                    entityType: entityType, entityID: entityID,
+                    payload: CanonicalJSON.text(of: UndoneEvent(eventID: target.eventID)), scope: scope)
+                return try appendInTransaction([undo])[0]
             }
-            let undo = NewEvent(
-                entityType: entityType, entityID: entityID,
-                payload: CanonicalJSON.text(of: UndoneEvent(eventID: target.eventID)), scope: scope)
-            return try appendInTransaction([undo])[0]
         }
+    }
+
+    /// Inside a write transaction: the event an earlier call with the same
+    /// `idempotencyKey` stored, else `body`'s event, recorded under the key.
+    private func once(_ idempotencyKey: String?, _ body: () throws -> StoredEvent) throws -> StoredEvent {
+        guard let idempotencyKey else { return try body() }
+        if let earlier = try eventForIdempotencyKey(idempotencyKey) { return earlier }
+        let stored = try body()
+        try db.cached("INSERT INTO idempotency_keys (key, local_offset) VALUES (?, ?)")
+            .run([.text(idempotencyKey), .int(stored.offset)])
+        return stored
     }
 
     private func appendInTransaction(_ batch: [NewEvent]) throws -> [StoredEvent] {

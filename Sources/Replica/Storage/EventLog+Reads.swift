@@ -18,6 +18,11 @@ extension EventLog {
         try read { try db.scalarInt("SELECT count(*) FROM events") ?? 0 }
     }
 
+    /// The local offset of the newest stored event (0 when there is none).
+    public func lastOffset() throws -> Int64 {
+        try read { try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0 }
+    }
+
     /// Up to `limit` events stored after local offset `offset`, in arrival order.
     /// Page on with the last returned event's offset.
     public func events(after offset: Int64, limit: Int) throws -> [StoredEvent] {

@@ -1,0 +1,59 @@
+import Gossip
+
+/// Where a `peerd` HTTP API listens, and the bearer token it wants, if any.
+///
+/// ```swift
+/// let api = DaemonEndpoint(host: "127.0.0.1", port: 4000)
+/// let reply = try api.request("GET", "/status")
+/// ```
+public struct DaemonEndpoint: Sendable, Hashable {
+    public var host: String
+    public var port: UInt16
+    public var token: String?
+
+    public init(host: String, port: UInt16, token: String? = nil) {
+        self.host = host
+        self.port = port
+        self.token = token
+    }
+
+    /// Sends one request (`Connection: close`) and reads the whole reply.
+    public func request(
+        _ method: String, _ path: String, body: String? = nil, headers: [(String, String)] = [],
+        timeoutMs: Int = 30_000
+    ) throws -> HTTPReply {
+        let socket = try open(method, path, body: body, headers: headers, timeoutMs: timeoutMs)
+        var reader = ResponseReader(socket: socket)
+        let head = try reader.head()
+        var body: [UInt8] = []
+        while let chunk = try reader.bodyChunk(head) { body += chunk }
+        return HTTPReply(status: head.status, headers: head.headers, body: body)
+    }
+
+    /// Opens the change stream (`GET path`, Server-Sent Events).
+    public func events(_ path: String, headers: [(String, String)] = []) throws -> EventStream {
+        let socket = try open(
+            "GET", path, body: nil, headers: headers + [("Accept", "text/event-stream")], timeoutMs: 0)
+        return try EventStream(reader: ResponseReader(socket: socket))
+    }
+
+    private func open(
+        _ method: String, _ path: String, body: String?, headers: [(String, String)], timeoutMs: Int
+    ) throws -> Socket {
+        let socket: Socket
+        do {
+            socket = try Socket.connect(host: host, port: port)
+        } catch {
+            throw DaemonClientError("cannot reach the daemon's HTTP API at \(host):\(port): \(error)")
+        }
+        socket.setReceiveTimeout(milliseconds: timeoutMs)
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let bytes = Array((body ?? "").utf8)
+        if body != nil { head += "Content-Type: application/json\r\n" }
+        head += "Content-Length: \(bytes.count)\r\n\r\n"
+        try socket.send(Array(head.utf8) + bytes)
+        return socket
+    }
+}

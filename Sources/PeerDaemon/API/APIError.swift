@@ -1,0 +1,33 @@
+import Replica
+
+/// A request the API refuses: its HTTP status, a stable code and a message.
+struct APIError: Error {
+    var status: Int
+    var code: String
+    var message: String
+
+    init(_ status: Int, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    var response: HTTPResponse { .error(status, code, message) }
+
+    static func badRequest(_ message: String) -> APIError { APIError(400, "bad_request", message) }
+    static func notFound(_ message: String) -> APIError { APIError(404, "not_found", message) }
+    static func invalidEvent(_ message: String) -> APIError { APIError(422, "invalid_event", message) }
+
+    /// What an event log failure means for the client: its own mistake
+    /// (422) or the server's (500, 507).
+    static func from(_ error: Error) -> APIError {
+        switch error {
+        case let error as APIError: return error
+        case EventLogError.invalidEvent(let reason): return .invalidEvent(reason)
+        case EventLogError.nothingToUndo, EventLogError.undoLimitReached:
+            return APIError(422, "cannot_undo", "\(error)")
+        case EventLogError.diskFull: return APIError(507, "disk_full", "\(error)")
+        default: return APIError(500, "internal", "\(error)")
+        }
+    }
+}

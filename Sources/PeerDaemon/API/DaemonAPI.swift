@@ -1,0 +1,142 @@
+import Foundation
+import Gossip
+import Replica
+
+/// The daemon's HTTP API (docs/http-api.md): routes each request to its
+/// handler, checks the bearer token, and answers 503 once shutdown began.
+/// Reads use their own database connection (`ReadReplica`); writes go
+/// through the sync service, which pushes them to peers at once.
+final class DaemonAPI: @unchecked Sendable {
+    struct Settings: Sendable {
+        var role = "peer"
+        /// When set, every request needs `Authorization: Bearer <token>`.
+        var token: String?
+        var doubleTapWindowMs: Int64 = 300
+        /// How long a quiet change stream waits before a keepalive comment.
+        var keepaliveSeconds: TimeInterval = 15
+    }
+
+    let service: GossipService
+    let reads: ReadReplica
+    let changes: ChangeSignal
+    let settings: Settings
+    let metrics: DaemonMetrics
+    let doubleTaps: DoubleTapFilter
+    private let lock = NSLock()
+    private var stopping = false
+
+    init(service: GossipService, reads: ReadReplica, changes: ChangeSignal, settings: Settings, metrics: DaemonMetrics)
+    {
+        self.service = service
+        self.reads = reads
+        self.changes = changes
+        self.settings = settings
+        self.metrics = metrics
+        self.doubleTaps = DoubleTapFilter(windowMs: settings.doubleTapWindowMs)
+    }
+
+    /// From now on every request gets 503 and the change streams end.
+    func beginShutdown() {
+        lock.withLock { stopping = true }
+        changes.close()
+    }
+
+    var isStopping: Bool { lock.withLock { stopping } }
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let response: HTTPResponse
+        do {
+            response = try route(request)
+        } catch {
+            response = APIError.from(error).response
+        }
+        metrics.countRequest(status: response.status)
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let token = settings.token, !Self.authorized(request.headers["authorization"], token: token) {
+            var response = APIError(401, "unauthorized", "send the daemon's token as `Authorization: Bearer …`")
+                .response
+            response.headers.append(("WWW-Authenticate", "Bearer"))
+            return response
+        }
+        if isStopping { return APIError(503, "shutting_down", "the daemon is shutting down").response }
+        let segments = request.segments
+        func allow(_ methods: String...) throws {
+            guard methods.contains(request.method) else {
+                throw APIError(
+                    405, "method_not_allowed",
+                    "\(request.method) is not allowed on \(request.path); allowed: \(methods.joined(separator: ", "))")
+            }
+        }
+        switch segments.first {
+        case "health" where segments.count == 1:
+            try allow("GET")
+            return .json(200, "{\"status\":\"ok\",\"replica_id\":\(EventJSON.quoted(reads.replicaID))}")
+        case "items" where segments.count == 1:
+            try allow("GET", "POST")
+            return request.method == "GET" ? try listItems(request) : try createItem(request)
+        case "items" where segments.count == 2:
+            try allow("GET")
+            return try item(id: segments[1])
+        case "items" where segments.count == 3 && segments[2] == "events":
+            try allow("POST")
+            return try appendItemEvent(id: segments[1], request)
+        case "items" where segments.count == 3 && segments[2] == "undo":
+            try allow("POST")
+            return try undoItem(id: segments[1], request)
+        case "events" where segments.count == 1:
+            try allow("GET")
+            return try eventPage(request)
+        case "events" where segments.count == 2 && segments[1] == "all":
+            try allow("GET")
+            return allEvents()
+        case "changes" where segments.count == 1:
+            try allow("GET")
+            return try changeStream(request)
+        case "status" where segments.count == 1:
+            try allow("GET")
+            return try status()
+        case "peers" where segments.count == 1:
+            try allow("GET")
+            return peers()
+        case "metrics" where segments.count == 1:
+            try allow("GET")
+            return try metricsText()
+        default:
+            throw APIError.notFound("no such resource: \(request.path)")
+        }
+    }
+
+    /// Compares in constant time, so the token cannot be guessed byte by byte.
+    private static func authorized(_ header: String?, token: String) -> Bool {
+        guard let header, header.hasPrefix("Bearer ") else { return false }
+        let offered = Array(header.dropFirst("Bearer ".count).utf8)
+        let expected = Array(token.utf8)
+        var difference = UInt8(offered.count == expected.count ? 0 : 1)
+        for index in 0..<expected.count { difference |= expected[index] ^ (index < offered.count ? offered[index] : 0) }
+        return difference == 0
+    }
+
+    /// A query argument as a whole number ≥ 0.
+    static func count(_ request: HTTPRequest, _ name: String, default value: Int64) throws -> Int64 {
+        guard let text = request.query[name] else { return value }
+        guard let number = Int64(text), number >= 0 else {
+            throw APIError.badRequest("\(name) must be a whole number of 0 or more, not \"\(text)\"")
+        }
+        return number
+    }
+
+    /// The request body as a JSON object.
+    static func jsonObject(_ request: HTTPRequest) throws -> JSONValue {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(String(decoding: request.body, as: UTF8.self))
+        } catch {
+            throw APIError.badRequest("the body is not valid JSON: \(error)")
+        }
+        guard case .object = value else { throw APIError.badRequest("the body must be a JSON object") }
+        return value
+    }
+}

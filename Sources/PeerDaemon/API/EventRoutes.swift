@@ -1,0 +1,115 @@
+import Foundation
+import Replica
+
+/// `/events`, `/events/all` and `/changes`: the log by local arrival offset.
+extension DaemonAPI {
+    static let maxPageSize: Int64 = 10_000
+
+    /// `GET /events?after=OFFSET&limit=N` → `{"events":[…],"next_offset":N|null}`.
+    func eventPage(_ request: HTTPRequest) throws -> HTTPResponse {
+        let after = try Self.count(request, "after", default: 0)
+        let limit = try Self.count(request, "limit", default: 1_000)
+        guard (1...Self.maxPageSize).contains(limit) else {
+            throw APIError.badRequest("limit must be between 1 and \(Self.maxPageSize)")
+        }
+        var page = try reads.read { try $0.events(after: after, limit: Int(limit) + 1) }
+        let more = page.count > limit
+        if more { page.removeLast() }
+        let next = more ? page.last.map { String($0.offset) } ?? "null" : "null"
+        return .json(
+            200, "{\"events\":[" + page.map(EventJSON.line(for:)).joined(separator: ",") + "],\"next_offset\":\(next)}")
+    }
+
+    /// `GET /events/all`: the same shape with every event, streamed page by
+    /// page so memory stays flat however large the log is.
+    func allEvents() -> HTTPResponse {
+        HTTPResponse(
+            status: 200, headers: [("Content-Type", "application/json")],
+            body: .stream(EventArrayStream(reads: reads)))
+    }
+
+    /// `GET /changes?after=OFFSET` (or `Last-Event-ID`): Server-Sent Events,
+    /// one per stored event with the entity's projection, from `after`
+    /// (default: the newest event, so only new ones) until the client leaves.
+    func changeStream(_ request: HTTPRequest) throws -> HTTPResponse {
+        let after: Int64
+        if request.query["after"] != nil {
+            after = try Self.count(request, "after", default: 0)
+        } else if let lastID = request.headers["last-event-id"] {
+            guard let offset = Int64(lastID), offset >= 0 else {
+                throw APIError.badRequest("Last-Event-ID must be an event offset, not \"\(lastID)\"")
+            }
+            after = offset
+        } else {
+            after = try reads.read { try $0.lastOffset() }
+        }
+        let stream = ChangeStream(
+            reads: reads, changes: changes, after: after, keepaliveSeconds: settings.keepaliveSeconds)
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
+            ],
+            body: .stream(stream))
+    }
+}
+
+/// Turns pieces of text into `next(maximum:)` slices.
+struct PendingBytes {
+    private var bytes: [UInt8] = []
+    private var start = 0
+
+    var isEmpty: Bool { start == bytes.count }
+
+    mutating func append(_ text: String) {
+        if start > 0 && start == bytes.count {
+            bytes.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        bytes += Array(text.utf8)
+    }
+
+    mutating func take(_ maximum: Int) -> [UInt8] {
+        let end = min(bytes.count, start + maximum)
+        defer { start = end }
+        return Array(bytes[start..<end])
+    }
+}
+
+/// The body of `/events/all`: `{"events":[`, every event, `],"next_offset":null}`.
+final class EventArrayStream: ResponseStream, @unchecked Sendable {
+    private let reads: ReadReplica
+    private let lock = NSLock()
+    private var pending = PendingBytes()
+    private var offset: Int64 = 0
+    private var first = true
+    private var finished = false
+    private var closed = false
+
+    init(reads: ReadReplica) {
+        self.reads = reads
+        pending.append("{\"events\":[")
+    }
+
+    func next(maximum: Int) -> [UInt8]? {
+        lock.withLock {
+            while pending.isEmpty {
+                if finished || closed { return nil }
+                guard let page = try? reads.read({ try $0.events(after: offset, limit: 1_000) }) else { return nil }
+                guard let last = page.last else {
+                    pending.append("],\"next_offset\":null}\n")
+                    finished = true
+                    continue
+                }
+                offset = last.offset
+                pending.append((first ? "" : ",") + page.map(EventJSON.line(for:)).joined(separator: ","))
+                first = false
+            }
+            return pending.take(maximum)
+        }
+    }
+
+    func close() {
+        lock.withLock { closed = true }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Replica
+
+/// `/items`: list, read, create, edit and undo items.
+extension DaemonAPI {
+    func listItems(_ request: HTTPRequest) throws -> HTTPResponse {
+        let includeDeleted = request.query["include_deleted"] == "true"
+        let items = try reads.read { try $0.projections(Item.self) }
+            .filter { includeDeleted || !$0.deleted }
+            .sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+        return .json(200, "{\"items\":\(CanonicalJSON.text(of: items))}")
+    }
+
+    func item(id: String) throws -> HTTPResponse {
+        guard let item = try reads.read({ try $0.projection(Item.self, id: id) }) else {
+            throw APIError.notFound("no item \(id)")
+        }
+        return .json(value: item)
+    }
+
+    /// `{name, quantity}` → a `Created` event for a new item.
+    func createItem(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try Self.jsonObject(request)
+        guard case .string(let name)? = body["name"], !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw APIError.invalidEvent("name must be a non-empty string")
+        }
+        guard case .int(let quantity)? = body["quantity"], quantity >= 0 else {
+            throw APIError.invalidEvent("quantity must be a whole number of 0 or more")
+        }
+        let event = ItemEvent.created(name: name, quantity: quantity)
+        return try store(request, doubleTapKey: "item/new\n\(event.payload)") {
+            NewEvent(item: UUID().uuidString.lowercased(), event)
+        }
+    }
+
+    /// An Item event payload such as `{"type":"Renamed","name":"x"}` for an
+    /// existing item that is not deleted.
+    func appendItemEvent(id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let payload = try Self.jsonObject(request)
+        guard let type = payload["type"]?.stringValue else {
+            throw APIError.invalidEvent("the payload needs a \"type\"")
+        }
+        if type == "Created" { throw APIError.invalidEvent("Created makes a new item: POST /items") }
+        // The event log validates the payload against the Item domain (422 when it does not fit).
+        let event = NewEvent(entityType: Item.entityType, entityID: id, payload: payload.canonicalText)
+        return try store(request, doubleTapKey: "item/\(id)\n\(event.payload)") {
+            try requireLiveItem(id)
+            return event
+        }
+    }
+
+    func undoItem(id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try requireItem(id)
+        let key = request.headers["idempotency-key"]
+        let stored = try doubleTaps.write(key: "item/\(id)\nundo") {
+            try timedAppend {
+                let stored = try service.withLog {
+                    try $0.undo(entityType: Item.entityType, entityID: id, idempotencyKey: key)
+                }
+                service.localChanged()
+                return stored
+            }
+        }
+        return .json(201, EventJSON.line(for: stored))
+    }
+
+    /// Appends through the sync service (so peers get it at once), honouring
+    /// `Idempotency-Key` and the double-tap window.
+    private func store(_ request: HTTPRequest, doubleTapKey: String, _ makeEvent: () throws -> NewEvent) throws
+        -> HTTPResponse
+    {
+        let key = request.headers["idempotency-key"]
+        if let key, key.isEmpty || key.utf8.count > 256 {
+            throw APIError.badRequest("Idempotency-Key must be 1 to 256 bytes")
+        }
+        let stored = try doubleTaps.write(key: doubleTapKey) {
+            let new = try makeEvent()
+            return try timedAppend { try service.append(new, idempotencyKey: key) }
+        }
+        return .json(201, EventJSON.line(for: stored))
+    }
+
+    private func timedAppend(_ append: () throws -> StoredEvent) throws -> StoredEvent {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let stored = try append()
+        metrics.recordAppend(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        changes.bump()
+        return stored
+    }
+
+    private func requireItem(_ id: String) throws -> Item {
+        guard let item = try reads.read({ try $0.projection(Item.self, id: id) }) else {
+            throw APIError.notFound("no item \(id)")
+        }
+        return item
+    }
+
+    private func requireLiveItem(_ id: String) throws {
+        if try requireItem(id).deleted {
+            throw APIError(409, "deleted", "item \(id) is deleted; POST /items/\(id)/undo restores it")
+        }
+    }
+}

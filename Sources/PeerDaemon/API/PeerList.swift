@@ -1,0 +1,50 @@
+import Foundation
+import Gossip
+
+/// The daemon's peer table as `GET /peers` and `peerd peers --json` show it.
+struct PeerList: Codable {
+    struct Peer: Codable {
+        var source: String
+        var address: String?
+        var replica_id: String?
+        var role: String?
+        var state: String
+        var next_dial_in_ms: Int64?
+        var last_error: String?
+        /// Wall-clock time (ms since 1970) the two replicas were last in sync.
+        var last_sync_ms: Int64?
+        var events_to_receive: UInt64
+        var events_to_send: UInt64
+        var in_sync: Bool
+        /// What the peer last reported of its state.
+        var state_hash: String?
+        var event_count: Int64?
+        var clock_skew_ms: Int64?
+    }
+
+    /// Wall-clock time of the snapshot, in ms since 1970.
+    var updated_ms: Int64
+    var replica_id: String
+    var peers: [Peer]
+
+    init(replicaID: String, rows: [PeerRow], nowMs: Int64) {
+        updated_ms = nowMs
+        replica_id = replicaID
+        peers = rows.map { row in
+            Peer(
+                source: row.source, address: row.address?.description, replica_id: row.replicaID, role: row.role,
+                state: row.state.rawValue, next_dial_in_ms: row.nextDialInMs, last_error: row.lastError,
+                last_sync_ms: row.lastSyncAgoMs.map { nowMs - $0 }, events_to_receive: row.eventsToReceive,
+                events_to_send: row.eventsToSend, in_sync: row.inSync,
+                state_hash: row.stateIsCurrent ? row.stateHash : nil,
+                event_count: row.stateIsCurrent ? row.eventCount : nil,
+                clock_skew_ms: row.clockSkewMs)
+        }
+    }
+
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Gossip
+import Replica
+
+/// `/status` and `/peers`.
+extension DaemonAPI {
+    func status() throws -> HTTPResponse {
+        let replica = try reads.read { try ReplicaStatus(log: $0) }
+        let rows = service.peerTable()
+        let connected = rows.filter { $0.state == .connected }
+        let status = DaemonStatus(
+            replica: replica, role: settings.role,
+            sync: DaemonStatus.Sync(
+                peers_connected: connected.count,
+                events_missing: connected.reduce(0) { $0 + $1.eventsToReceive },
+                events_to_send: connected.reduce(0) { $0 + $1.eventsToSend },
+                peers_in_sync: connected.filter { row in
+                    row.inSync && row.stateIsCurrent && row.stateHash == replica.state_hash
+                }.count),
+            clock_skew_ms: Dictionary(
+                rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
+                uniquingKeysWith: max))
+        return .json(value: status)
+    }
+
+    func peers() -> HTTPResponse {
+        let list = PeerList(
+            replicaID: reads.replicaID, rows: service.peerTable(), nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+        return .json(200, list.json)
+    }
+}
+
+/// What `GET /status` reports: the replica's own state (as `peerd status`)
+/// and the daemon's view of sync.
+struct DaemonStatus: Codable {
+    struct Sync: Codable {
+        var peers_connected: Int
+        /// Events connected peers hold that this node lacks (from cursors).
+        var events_missing: UInt64
+        /// Events this node holds that connected peers lack.
+        var events_to_send: UInt64
+        /// Connected peers with the same cursor that reported the same state hash.
+        var peers_in_sync: Int
+    }
+
+    var replica: ReplicaStatus
+    var role: String
+    var sync: Sync
+    /// Per peer replica: the most its event times were ahead of our clock.
+    var clock_skew_ms: [String: Int64]
+
+    init(replica: ReplicaStatus, role: String, sync: Sync, clock_skew_ms: [String: Int64]) {
+        self.replica = replica
+        self.role = role
+        self.sync = sync
+        self.clock_skew_ms = clock_skew_ms
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case role, sync, clock_skew_ms
+    }
+
+    var text: String {
+        var lines = [
+            replica.text, "daemon      running, role \(role)",
+            "sync        \(sync.peers_connected) peers connected, \(sync.peers_in_sync) in sync, "
+                + "\(sync.events_missing) events missing, \(sync.events_to_send) to send",
+        ]
+        for (peer, skew) in clock_skew_ms.sorted(by: { $0.key < $1.key }) {
+            lines.append("clock skew  \(peer) ahead by \(skew) ms")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The replica's fields sit at the top level, beside the daemon's.
+    func encode(to encoder: Encoder) throws {
+        try replica.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(role, forKey: .role)
+        try container.encode(sync, forKey: .sync)
+        try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
+    }
+
+    init(from decoder: Decoder) throws {
+        replica = try ReplicaStatus(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        role = try container.decode(String.self, forKey: .role)
+        sync = try container.decode(Sync.self, forKey: .sync)
+        clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)
+    }
+}

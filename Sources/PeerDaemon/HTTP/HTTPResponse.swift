@@ -1,0 +1,44 @@
+import Replica
+
+/// What a handler answers: a status, headers, and either bytes or a stream
+/// the server pulls from until it ends.
+struct HTTPResponse: Sendable {
+    enum Body: Sendable {
+        case bytes([UInt8])
+        /// Sent with chunked encoding as the stream produces it.
+        case stream(any ResponseStream)
+    }
+
+    var status: Int
+    var headers: [(String, String)] = []
+    var body: Body
+
+    /// A JSON body (`text` is already JSON).
+    static func json(_ status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json")], body: .bytes(Array((text + "\n").utf8)))
+    }
+
+    /// An encodable value as canonical JSON.
+    static func json<T: Encodable>(_ status: Int = 200, value: T) -> HTTPResponse {
+        json(status, CanonicalJSON.text(of: value))
+    }
+
+    /// `{"error":{"code":…,"message":…}}` with `status`.
+    static func error(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+        json(status, "{\"error\":{\"code\":\(EventJSON.quoted(code)),\"message\":\(EventJSON.quoted(message))}}")
+    }
+
+    static func text(_ status: Int, _ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: .bytes(Array(text.utf8)))
+    }
+}
+
+/// A response body produced while it is sent (the change stream).
+protocol ResponseStream: AnyObject, Sendable {
+    /// The next bytes, at most `maximum`, blocking until there are some;
+    /// nil ends the response.
+    func next(maximum: Int) -> [UInt8]?
+    /// Ends the stream: a blocked or later `next` returns nil.
+    func close()
+}
