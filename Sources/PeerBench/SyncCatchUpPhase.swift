@@ -37,7 +37,7 @@ struct SyncCatchUpBenchmark {
             logPath: (workspace.path as NSString).appendingPathComponent("sync-init.log"))
         let source = try SyncDaemon(
             name: "A (source)", peerd: peerd,
-            arguments: ["run", "--data", sourceDirectory, "--listen", "127.0.0.1:0", "--no-mdns"],
+            arguments: ["run", "--data", sourceDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off"],
             logPath: (workspace.path as NSString).appendingPathComponent("sync-source.log"))
         defer { source.stop() }
         let sourceAddress = try source.waitForLine(startingWith: "listening on ", seconds: 60)
@@ -49,7 +49,8 @@ struct SyncCatchUpBenchmark {
         let receiver = try SyncDaemon(
             name: "B (fresh replica)", peerd: peerd,
             arguments: [
-                "run", "--data", receiverDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--peer", sourceAddress,
+                "run", "--data", receiverDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off", "--peer",
+                sourceAddress,
             ],
             logPath: (workspace.path as NSString).appendingPathComponent("sync-receiver.log"))
         defer { receiver.stop() }

@@ -5,7 +5,7 @@ import Replica
 let commands: [Command] = [
     [InitCommand.command],
     ClusterCommands.all,
-    [RunCommand.command],
+    [RunCommand.command, WaitCommand.command],
     [PeersCommand.command],
     ItemCommands.all,
     ReadCommands.all,

@@ -3,16 +3,19 @@ import Foundation
 import Replica
 
 /// How a CLI command reaches the replica in DIR: through the HTTP API of
-/// the daemon running on it, else the files directly (also when the daemon
-/// runs with `--http off`: SQLite lets both at the database, and the
-/// daemon notices new events within 50 ms).
+/// the daemon running on it, else the files directly. Files also serve
+/// when the daemon runs with `--http off` or its API is out of reach (say,
+/// from another network namespace): SQLite lets both at the database, and
+/// the daemon notices new events within 50 ms.
 enum ReplicaAccess {
     case daemon(DaemonEndpoint)
     case files(DataDirectory)
 
     static func of(_ directory: DataDirectory) throws -> ReplicaAccess {
-        if let endpoint = try DaemonInfo.running(in: directory)?.endpoint() { return .daemon(endpoint) }
-        return .files(directory)
+        guard let daemon = DaemonInfo.running(in: directory), let endpoint = try daemon.endpoint(),
+            daemon.answers(at: endpoint)
+        else { return .files(directory) }
+        return .daemon(endpoint)
     }
 }
 

@@ -1,11 +1,13 @@
 import DaemonClient
 import Foundation
+import Replica
 
 /// `DIR/daemon.json`: how other `peerd` commands reach the daemon running
 /// on DIR. Written once the daemon listens, removed when it stops; trusted
 /// only while the daemon's lock is held (a crash leaves a stale file).
 struct DaemonInfo: Codable {
     var pid: Int32
+    var replica_id: String
     /// `HOST:PORT` of the HTTP API; nil with `--http off`.
     var http: String?
     /// The bearer token file the API wants, if any.
@@ -33,6 +35,15 @@ struct DaemonInfo: Codable {
         guard DaemonLock.isHeld(directory), let data = FileManager.default.contents(atPath: path(in: directory))
         else { return nil }
         return try? JSONDecoder().decode(DaemonInfo.self, from: data)
+    }
+
+    /// Whether the API at `endpoint` is this daemon's (`GET /health` names
+    /// its replica), not unreachable or another process's.
+    func answers(at endpoint: DaemonEndpoint) -> Bool {
+        guard let reply = try? endpoint.request("GET", "/health", timeoutMs: 5_000), reply.status == 200 else {
+            return false
+        }
+        return (try? JSONValue.parse(reply.text))?["replica_id"]?.stringValue == replica_id
     }
 
     /// Its HTTP API, with the token read from `token_file`.

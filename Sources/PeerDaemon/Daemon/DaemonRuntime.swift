@@ -63,7 +63,8 @@ enum DaemonRuntime {
             api = daemonAPI
             server = httpServer
         }
-        try DaemonInfo(pid: getpid(), http: httpAddress, token_file: settings.tokenFile).write(in: directory)
+        try DaemonInfo(pid: getpid(), replica_id: log.replicaID, http: httpAddress, token_file: settings.tokenFile)
+            .write(in: directory)
         logger.write(
             LogRecord(
                 .info, "replica running",

@@ -1,3 +1,4 @@
+import DaemonClient
 import Foundation
 import Synchronization
 
@@ -141,12 +142,15 @@ final class Daemon: Sendable {
     let name: String
     let data: URL
     let port: UInt16
+    /// The daemon's HTTP API (nil with `--http off`).
+    let api: DaemonEndpoint?
     let child: ChildProcess
 
-    private init(name: String, data: URL, port: UInt16, child: ChildProcess) {
+    private init(name: String, data: URL, port: UInt16, api: DaemonEndpoint?, child: ChildProcess) {
         self.name = name
         self.data = data
         self.port = port
+        self.api = api
         self.child = child
     }
 
@@ -154,28 +158,34 @@ final class Daemon: Sendable {
     /// mDNS is off: these tests are about static peers on loopback, and a
     /// host's own avahi-daemon must not make them find each other.
     static func start(
-        _ name: String? = nil, data: URL, peers: [String] = [], logLevel: String = "debug",
-        timeout: Duration = .seconds(30)
+        _ name: String? = nil, data: URL, peers: [String] = [], logLevel: String = "debug", http: Bool = true,
+        extra: [String] = [], timeout: Duration = .seconds(30)
     ) throws -> Daemon {
         let name = name ?? data.lastPathComponent
         var arguments = ["run", "--data", data.path, "--listen", "127.0.0.1:0", "--log-level", logLevel, "--no-mdns"]
+        arguments += ["--http", http ? "127.0.0.1:0" : "off"] + extra
         for peer in peers { arguments += ["--peer", peer] }
         let child = try ChildProcess(Executables.url("peerd"), arguments, name: "peerd run (\(name))")
         var port: UInt16?
+        var httpPort: UInt16?
         let ready = Poll.until(timeout: timeout) {
-            port =
-                child.stdout.lines.lazy.compactMap { line in
-                    line.hasPrefix("listening on 127.0.0.1:")
-                        ? UInt16(line.dropFirst("listening on 127.0.0.1:".count)) : nil
-                }.first
-            return port != nil || !child.isRunning
+            port = portPrinted(child, after: "listening on 127.0.0.1:")
+            httpPort = portPrinted(child, after: "http on 127.0.0.1:")
+            return (port != nil && (httpPort != nil || !http)) || !child.isRunning
         }
-        guard ready, let port else {
+        guard ready, let port, httpPort != nil || !http else {
             throw ChildProcessError(
                 "peerd run (\(name)) printed no port within \(timeout) (running: \(child.isRunning))\n"
                     + "stdout: \(child.stdout.text)\nstderr: \(child.stderr.text)")
         }
-        return Daemon(name: name, data: data, port: port, child: child)
+        let api = httpPort.map { DaemonEndpoint(host: "127.0.0.1", port: $0) }
+        return Daemon(name: name, data: data, port: port, api: api, child: child)
+    }
+
+    private static func portPrinted(_ child: ChildProcess, after prefix: String) -> UInt16? {
+        child.stdout.lines.lazy.compactMap { line in
+            line.hasPrefix(prefix) ? UInt16(line.dropFirst(prefix.count)) : nil
+        }.first
     }
 
     /// `127.0.0.1:PORT`, for another daemon's `--peer`.
