@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Replica", "TestSupport"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Gossip", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Replica", "DaemonClient", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Replica", "Gossip", "DaemonClient", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "Replica", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -52,14 +52,13 @@ extension DaemonAPI {
     func undoItem(id: String, _ request: HTTPRequest) throws -> HTTPResponse {
         _ = try requireItem(id)
         let key = request.headers["idempotency-key"]
-        let stored = try doubleTaps.write(key: "item/\(id)\nundo") {
-            try timedAppend {
-                let stored = try service.withLog {
-                    try $0.undo(entityType: Item.entityType, entityID: id, idempotencyKey: key)
-                }
-                service.localChanged()
-                return stored
+        // Not a double tap when repeated: each undo cancels another event.
+        let stored = try timedAppend {
+            let stored = try service.withLog {
+                try $0.undo(entityType: Item.entityType, entityID: id, idempotencyKey: key)
             }
+            service.localChanged()
+            return stored
         }
         return .json(201, EventJSON.line(for: stored))
     }
