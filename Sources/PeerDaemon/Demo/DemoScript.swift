@@ -86,7 +86,7 @@ struct DemoScript {
             arguments = ["--listen", "127.0.0.1:0", "--no-mdns"]
             for peer in peers { arguments += ["--peer", peer.address] }
         }
-        if RunCommand.command.options.contains("http") { arguments += ["--http", "127.0.0.1:0"] }
+        arguments += ["--http", "127.0.0.1:0"]
         let daemon = try stage.daemon(name, arguments)
         daemons.append(daemon)
         return daemon
