@@ -16,6 +16,9 @@ public enum Message: Hashable, Sendable {
     case goodbye(reason: String)
     /// Addresses of other replicas the sender knows (peer exchange).
     case peers([PeerAdvert])
+    /// The sender's event count and state hash, describing the cursor its
+    /// cursor messages have reported so far.
+    case state(StateSummary)
 
     /// A short name for logs.
     public var name: String {
@@ -26,6 +29,7 @@ public enum Message: Hashable, Sendable {
         case .ack: "ack"
         case .goodbye: "goodbye"
         case .peers: "peers"
+        case .state: "state"
         }
     }
 }

@@ -53,6 +53,13 @@ public struct MessageDecoder: Sendable {
                 adverts.append(PeerAdvert(replicaID: replicaID, address: PeerAddress(host: host, port: port)))
             }
             message = .peers(adverts)
+        case .state:
+            let count = try reader.readVarint("event count")
+            guard count <= UInt64(Int64.max) else { throw WireError.malformed("event count \(count)") }
+            guard let hash = StateHash(bytes: try reader.readRaw(32, "state hash")) else {
+                throw WireError.truncated("state hash")
+            }
+            message = .state(StateSummary(eventCount: Int64(count), hash: hash))
         }
         try reader.expectEnd(message.name)
         return message

@@ -9,6 +9,7 @@ enum MessageType: UInt8 {
     case ack = 4
     case goodbye = 5
     case peers = 6
+    case state = 7
 }
 
 /// Turns messages into the plaintext of sealed frames.
@@ -51,6 +52,12 @@ public struct MessageEncoder: Sendable {
                 writer.write(string: advert.address.host)
                 writer.write(uint16: advert.address.port)
             }
+            return writer.bytes
+        case .state(let summary):
+            var writer = ByteWriter(capacity: 42)
+            writer.write(MessageType.state.rawValue)
+            writer.write(varint: UInt64(max(0, summary.eventCount)))
+            writer.write(raw: summary.hash.bytes)
             return writer.bytes
         }
     }
