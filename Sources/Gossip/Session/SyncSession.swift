@@ -12,6 +12,7 @@ import Replica
 /// run(session.eventsRead(page))          // answering .readEvents
 /// run(session.ingested(batchID: 7, cursor: try log.cursor()))  // answering .ingest
 /// run(session.tick())                    // every anti-entropy interval
+/// session.localStateComputed(report)      // after hashing the log; sent with the next cursor
 /// ```
 ///
 /// What the peer lacks is known from cursors: its reported heads, raised by
@@ -79,6 +80,11 @@ public struct SyncSession: Sendable {
     private var unacknowledged = 0
     private var nextBatchID: UInt64 = 1
     private var receivedBatchIDs: UInt64 = 0
+    /// Our latest state summary and the one last sent.
+    private var localState: StateReport?
+    private var sentState: StateReport?
+    /// The peer's latest `state` message and the cursor it describes.
+    public private(set) var peerState: StateReport?
 
     public init(hello: Hello, configuration: Configuration = Configuration()) {
         self.hello = hello
@@ -93,11 +99,21 @@ public struct SyncSession: Sendable {
         }
     }
 
+    /// True once the peer's first cursor arrived (and until the session closes).
+    public var isSyncing: Bool {
+        if case .syncing = state { return true }
+        return false
+    }
+
     /// How many events the peer holds that we lack, and the reverse, from
     /// cursors alone.
     public var progress: (toReceive: UInt64, toSend: UInt64) {
         (localCursor.missingCount(from: peerHeads), peerHeads.missingCount(from: localCursor))
     }
+
+    /// True when the peer's last reported state describes the cursor we now
+    /// know it holds (no ack, batch or cursor has moved it since).
+    public var peerStateIsCurrent: Bool { peerState.map { $0.cursor == peerHeads } ?? false }
 
     /// Opens the session: our hello and our whole cursor.
     public mutating func start(localCursor: VectorCursor) -> [Directive] {
@@ -121,7 +137,7 @@ public struct SyncSession: Sendable {
             return [.identified(peer)]
         case (.awaitingCursor(let peer), .cursor(let heads)):
             state = .syncing(peer: peer)
-            return peerReported(heads)
+            return stateIfDue() + peerReported(heads)
         case (.syncing, .cursor(let heads)):
             return peerReported(heads)
         case (.awaitingCursor, .peers(let adverts)), (.syncing, .peers(let adverts)):
@@ -137,6 +153,10 @@ public struct SyncSession: Sendable {
                 if head > sentHeads[feed] { sentHeads[feed] = head }
             }
             return [.ingest(batch)]
+        case (.syncing, .state(let summary)):
+            // The sender's cursor messages so far describe what it held.
+            peerState = StateReport(summary: summary, cursor: peerHeads)
+            return []
         case (.syncing, .ack(let batchID, let heads)):
             guard batchID < nextBatchID, unacknowledged > 0 else { return fail("ack for unsent batch \(batchID)") }
             unacknowledged -= 1
@@ -182,13 +202,28 @@ public struct SyncSession: Sendable {
     }
 
     /// The anti-entropy timer: say what changed in our cursor since we last
-    /// said it (an empty cursor message when nothing did).
+    /// said it (an empty cursor message when nothing did), then our state
+    /// summary if it is new and describes that cursor.
     public mutating func tick() -> [Directive] {
         guard case .syncing = state else { return [] }
         var changed = VectorCursor()
         for (feed, head) in localCursor.heads where head != advertised[feed] { changed[feed] = head }
         advertised = localCursor
-        return [.send(.cursor(changed))]
+        return [.send(.cursor(changed))] + stateIfDue()
+    }
+
+    /// The shell hashed the log: `report` goes to the peer right after the
+    /// next cursor message that reports `report.cursor`, once.
+    public mutating func localStateComputed(_ report: StateReport) {
+        localState = report
+    }
+
+    /// Our state summary, when the peer has not had it and our cursor
+    /// messages so far report exactly the cursor it describes.
+    private mutating func stateIfDue() -> [Directive] {
+        guard let localState, localState != sentState, localState.cursor == advertised else { return [] }
+        sentState = localState
+        return [.send(.state(localState.summary))]
     }
 
     /// Ends the session from our side.
