@@ -21,6 +21,21 @@ public struct PeerRow: Sendable, Hashable {
     public var eventsToReceive: UInt64
     /// Events we hold that the peer lacks.
     public var eventsToSend: UInt64
+    /// While connected: neither side lacks anything of the other's (the
+    /// two cursors are equal, as this node's session sees them).
+    public var inSync = false
+    /// The peer's state hash (64 lowercase hex digits) as it last reported
+    /// it on the current connection; `nil` before its first `state` message.
+    public var stateHash: String?
+    /// The peer's event count as it last reported it.
+    public var eventCount: Int64?
+    /// True when the reported state describes the cursor the peer holds as
+    /// far as this node knows (no events moved since the report), so that
+    /// `stateHash` is the peer's state now.
+    public var stateIsCurrent = false
+    /// The most this replica's events' times were ahead of our wall clock
+    /// when they arrived (beyond the tolerated skew); `nil` if never.
+    public var clockSkewMs: Int64?
 }
 
 extension SyncNode {
@@ -52,6 +67,7 @@ extension SyncNode {
                 row.state = .retired
             }
             if let replicaID = row.replicaID, let at = lastInSyncAt(replicaID) { row.lastSyncAgoMs = now - at }
+            row.clockSkewMs = row.replicaID.flatMap { clockSkewMs(ofReplica: $0) }
             rows.append(row)
         }
         for id in manager.connections.keys.sorted() where !shown.contains(id) {
@@ -62,6 +78,7 @@ extension SyncNode {
                 eventsToReceive: 0, eventsToSend: 0)
             fill(&row, connection: id)
             if let replicaID = row.replicaID, let at = lastInSyncAt(replicaID) { row.lastSyncAgoMs = now - at }
+            row.clockSkewMs = row.replicaID.flatMap { clockSkewMs(ofReplica: $0) }
             rows.append(row)
         }
         return rows
@@ -77,5 +94,11 @@ extension SyncNode {
         }
         row.eventsToReceive = session.progress.toReceive
         row.eventsToSend = session.progress.toSend
+        row.inSync = session.isSyncing && session.progress == (0, 0)
+        if let state = session.peerState {
+            row.stateHash = state.summary.hash.hex
+            row.eventCount = state.summary.eventCount
+            row.stateIsCurrent = session.peerStateIsCurrent
+        }
     }
 }

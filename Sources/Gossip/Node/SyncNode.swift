@@ -44,9 +44,13 @@ public final class SyncNode {
     /// What this replica holds, refreshed after every change.
     public private(set) var cursor: VectorCursor
     public private(set) var statistics = SyncStatistics()
+    /// This replica's state summary as last computed (at most once per
+    /// anti-entropy round, only after the log changed and while a session
+    /// is open), with the cursor it describes; `nil` until then.
+    public internal(set) var localState: StateReport?
     /// Called with the events each ingest stored (and so folded), in arrival order.
     public var onStored: (([StoredEvent]) -> Void)?
-    private let emit: (LogRecord) -> Void
+    let emit: (LogRecord) -> Void
     private var lastAntiEntropyAt: Milliseconds?
     /// Per connection: the peer's IP as the socket saw it.
     private var remoteHosts: [ConnectionID: String] = [:]
@@ -54,7 +58,17 @@ public final class SyncNode {
     private var adverts: [ConnectionID: PeerAdvert] = [:]
     /// Per replica: when our cursors last agreed (or events last moved).
     private var lastInSyncAt: [String: Milliseconds] = [:]
-    private var lastExternalChange: Int64
+    private(set) var lastExternalChange: Int64
+    /// `lastExternalChange` when `localState` was computed.
+    var localStateExternalChange: Int64?
+    /// Counters for `metrics()`; the gauges are filled when asked.
+    var counters = SyncMetrics()
+    /// Feed slots where a fork was seen, to count each once.
+    var forkSlots: Set<FeedSlot> = []
+    /// Per origin replica: the most its events' times were ahead of our clock.
+    var clockSkewMs: [String: Int64] = [:]
+    /// Per identified connection: the backlog being received.
+    var catchUps: [ConnectionID: CatchUpProgress] = [:]
 
     public init(log: EventLog, configuration: Configuration, logger: @escaping (LogRecord) -> Void = { _ in }) throws {
         self.log = log
@@ -86,6 +100,7 @@ public final class SyncNode {
         if let remoteHost { remoteHosts[id] = remoteHost }
         let admission = manager.connected(id, dialed: dialed, now: now)
         var session = SyncSession(hello: configuration.hello, configuration: configuration.session)
+        if localStateIsCurrent, let localState { session.localStateComputed(localState) }
         let directives = session.start(localCursor: cursor)
         sessions[id] = session
         return perform(directives, on: id, now: now) + carryOut(admission, now: now)
@@ -101,6 +116,9 @@ public final class SyncNode {
         if let session = sessions[id], let peer = session.peer, session.progress == (0, 0) {
             lastInSyncAt[peer.replicaID] = now
         }
+        var delivered = 0
+        if case .events(let batch) = message { delivered = batch.events.count }
+        observeCatchUp(on: id, received: delivered, now: now)
         return effects
     }
 
@@ -109,6 +127,7 @@ public final class SyncNode {
         sessions[id] = nil
         remoteHosts[id] = nil
         adverts[id] = nil
+        catchUps[id] = nil
         manager.disconnected(id, now: now)
     }
 
@@ -122,8 +141,11 @@ public final class SyncNode {
         }
         if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
             lastAntiEntropyAt = now
+            if !sessions.isEmpty { refreshLocalState() }
             for id in sessions.keys.sorted() {
+                if localStateIsCurrent, let localState { sessions[id]!.localStateComputed(localState) }
                 effects += perform(sessions[id]!.tick(), on: id, now: now)
+                observeCatchUp(on: id, received: 0, now: now)
             }
         }
         return effects
@@ -293,6 +315,7 @@ public final class SyncNode {
         }
         statistics.eventsReceived += batch.events.count
         statistics.eventsStored += report.stored.count
+        record(report)
         if !report.stored.isEmpty { onStored?(report.stored) }
         for fork in report.forks {
             emit(LogRecord(.warning, "fork quarantined", [("peer", peer), ("detail", fork.description)]))
@@ -305,6 +328,7 @@ public final class SyncNode {
         }
         for (origin, skew) in report.clockSkewMs.sorted(by: { $0.key < $1.key }) {
             emit(LogRecord(.warning, "clock far ahead", [("origin", origin), ("ahead_ms", "\(skew)")]))
+            clockSkewMs[origin] = max(clockSkewMs[origin] ?? 0, skew)
         }
         return true
     }

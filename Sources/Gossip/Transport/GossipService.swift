@@ -42,6 +42,9 @@ public final class GossipService: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var stopped = false
     private let origin = DispatchTime.now().uptimeNanoseconds
+    /// Bytes of connections already closed, for `metrics()`.
+    private var closedTraffic = (received: 0, sent: 0)
+    private var handshakeFailures = 0
 
     public init(
         log: EventLog, clusterKey: ClusterKey, configuration: Configuration,
@@ -127,6 +130,35 @@ public final class GossipService: @unchecked Sendable {
     /// connection stays until it fails by itself; mDNS is not a liveness signal.
     public func peerLost(_ address: PeerAddress) {
         queue.async { [self] in node?.removePeer(address) }
+    }
+
+    /// Sync counters since `start()`; see `SyncMetrics`.
+    ///
+    /// ```swift
+    /// let metrics = service.metrics()
+    /// print(metrics.bytesReceived, metrics.syncLatency.count)
+    /// ```
+    public func metrics() -> SyncMetrics {
+        queue.sync {
+            var metrics = node?.metrics() ?? SyncMetrics()
+            metrics.connectionsOpen = connections.count
+            metrics.handshakeFailures = handshakeFailures
+            metrics.bytesReceived = closedTraffic.received
+            metrics.bytesSent = closedTraffic.sent
+            for connection in connections.values {
+                let bytes = connection.bytes
+                metrics.bytesReceived += bytes.received
+                metrics.bytesSent += bytes.sent
+            }
+            return metrics
+        }
+    }
+
+    /// This replica's state summary as the node last computed it, with the
+    /// cursor it describes (`SyncNode.localState`); `nil` before the first
+    /// anti-entropy round with a peer connected.
+    public func localState() -> StateReport? {
+        queue.sync { node?.localState }
     }
 
     /// Every open connection, with its peer and traffic.
@@ -236,7 +268,12 @@ public final class GossipService: @unchecked Sendable {
             },
             closed: { [self] connection, reason, wasEstablished in
                 queue.async { [self] in
-                    connections[connection.id] = nil
+                    if connections.removeValue(forKey: connection.id) != nil {
+                        let bytes = connection.bytes
+                        closedTraffic.received += bytes.received
+                        closedTraffic.sent += bytes.sent
+                        if !wasEstablished && !stopped { handshakeFailures += 1 }
+                    }
                     let level: LogRecord.Level = wasEstablished ? .info : .warning
                     logger(
                         LogRecord(

@@ -1,0 +1,51 @@
+import Replica
+
+/// One event position of a feed, to count a fork once however often it is offered.
+struct FeedSlot: Hashable, Sendable {
+    var feed: FeedID
+    var seq: UInt64
+}
+
+extension SyncNode {
+    /// The node's part of the metrics: events ingested and rejected, forks,
+    /// sync latency, sessions and lag. Bytes, connections still in the
+    /// handshake and handshake failures are the transport's
+    /// (`GossipService.metrics()`); here `connectionsOpen` counts sessions.
+    ///
+    /// ```swift
+    /// let metrics = node.metrics()
+    /// metrics.syncLatency.count == metrics.eventsIngested  // true
+    /// ```
+    public func metrics() -> SyncMetrics {
+        var metrics = counters
+        metrics.connectionsOpen = sessions.count
+        metrics.peersConnected = sessions.values.filter { $0.peer != nil }.count
+        metrics.syncLagEvents = sessions.values.reduce(0) { total, session in
+            let (sum, overflow) = total.addingReportingOverflow(session.progress.toReceive)
+            return overflow ? UInt64.max : sum
+        }
+        return metrics
+    }
+
+    /// The most this replica's events' times were ahead of our wall clock
+    /// when they arrived (beyond the tolerated skew), or `nil` if never.
+    public func clockSkewMs(ofReplica replicaID: String) -> Int64? { clockSkewMs[replicaID] }
+
+    /// Counts what one ingest from a peer did. Latency is each stored
+    /// event's arrival time (the log's wall clock, `EventLog.Options.wallClock`)
+    /// minus its `time_ms`.
+    func record(_ report: IngestReport) {
+        counters.eventsIngested += report.stored.count
+        counters.duplicatesIgnored += report.duplicates
+        counters.eventsRejectedGap += report.gaps.reduce(0) { $0 + $1.rejectedCount }
+        counters.eventsRejectedInvalid += report.invalid.count
+        counters.eventsRejectedFork += report.forks.count
+        for fork in report.forks where forkSlots.insert(FeedSlot(feed: fork.feed, seq: fork.seq)).inserted {
+            counters.forksDetected += 1
+        }
+        for stored in report.stored {
+            let lagMs = max(0, stored.arrivalTimeMs - stored.event.timeMs)
+            counters.syncLatency.record(seconds: Double(lagMs) / 1_000)
+        }
+    }
+}

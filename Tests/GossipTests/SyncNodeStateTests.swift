@@ -1,0 +1,63 @@
+import Gossip
+import Replica
+import Testing
+
+@Suite struct SyncNodeStateTests {
+    @Test func eachSideSendsItsStateAfterTheCursorExchangeAndOnlyAgainAfterAChange() throws {
+        let mesh = try NodeMesh(["a", "b"])
+        try mesh.append(2, on: "a")
+        mesh.connect("a", "b")
+        #expect(mesh.statesSent(by: "a").isEmpty, "nothing hashed before the first round")
+        mesh.tick()
+        mesh.now += 1_000
+        mesh.tick()
+        let hashA = try mesh["a"].log.stateHash()
+        #expect(mesh.statesSent(by: "a").map(\.hash.hex) == [hashA])
+        #expect(mesh.statesSent(by: "b").map(\.eventCount) == [2])
+        for _ in 0..<3 {
+            mesh.now += 1_000
+            mesh.tick()
+        }
+        #expect(mesh.statesSent(by: "a").count == 1 && mesh.statesSent(by: "b").count == 1)
+
+        try mesh.append(1, on: "b")
+        mesh.now += 1_000
+        mesh.tick()
+        mesh.now += 1_000
+        mesh.tick()
+        #expect(mesh.statesSent(by: "a").map(\.eventCount) == [2, 3])
+        #expect(mesh.statesSent(by: "b").map(\.eventCount) == [2, 3])
+    }
+
+    @Test func thePeerTableShowsTheHashThePeerReportedAndWhetherTheyAreInSync() throws {
+        let mesh = try NodeMesh(["a", "b"])
+        try mesh.append(3, on: "a")
+        mesh.connect("a", "b")
+        mesh.tick()
+        mesh.now += 1_000
+        mesh.tick()
+        let row = try #require(mesh["b"].node.peerTable(now: mesh.now).first { $0.replicaID == "a" })
+        #expect(row.stateHash == (try mesh["a"].log.stateHash()))
+        #expect(row.eventCount == 3)
+        #expect(row.inSync && row.stateIsCurrent)
+        let local = try #require(mesh["b"].node.localState)
+        #expect(local.summary.hash.hex == row.stateHash && local.cursor == mesh["b"].node.cursor)
+    }
+
+    @Test func aPeerThatLacksEventsIsNotInSync() throws {
+        let mesh = try NodeMesh(["a", "b"]) { $0.session.livePush = false }
+        mesh.connect("a", "b")
+        mesh.tick()
+        try mesh["a"].log.append(NewEvent(item: "late", .created(name: "x", quantity: 1)))
+        _ = mesh["a"].node.localChanged(now: mesh.now)
+        let row = try #require(mesh["a"].node.peerTable(now: mesh.now).first { $0.replicaID == "b" })
+        #expect(!row.inSync && row.eventsToSend == 1)
+    }
+
+    @Test func theHashIsNotComputedWithoutASession() throws {
+        let mesh = try NodeMesh(["a"])
+        try mesh.append(1, on: "a")
+        mesh.tick()
+        #expect(mesh["a"].node.localState == nil)
+    }
+}
