@@ -42,6 +42,9 @@ public struct Scenario: Sendable {
     public var tracksHops = false
     /// How often, after the fault phase, the simulator checks for convergence.
     public var convergenceCheckEveryMs: Milliseconds = 250
+    /// How long after converging every session's peer may take to report
+    /// the common state hash in a `state` message.
+    public var stateReportLimitMs: Milliseconds = 10_000
     /// Prints every node log line and every fault as it happens.
     public var trace = false
 

@@ -10,7 +10,9 @@ import Replica
 /// come and go, and replicas crash and restart. Then the network heals,
 /// every crashed replica restarts, the faults stop, and the run goes on
 /// until every replica holds every acknowledged event with equal state
-/// hashes, or the settle limit passes. `run()` then checks the outcome.
+/// hashes, or the settle limit passes; then until every session's peer has
+/// reported that state (`state` messages), within
+/// `Scenario.stateReportLimitMs`. `run()` then checks the outcome.
 ///
 /// ```swift
 /// let report = try Simulation(scenario: .random(seed: 12)).run()
@@ -29,6 +31,8 @@ public final class Simulation {
         case fault(ScheduledFault.Action)
         case endOfFaults
         case convergenceCheck
+        /// After convergence: have the peers reported the common state?
+        case stateReportCheck
     }
 
     public let scenario: Scenario
@@ -46,6 +50,8 @@ public final class Simulation {
     var failures: [String] = []
     private(set) var faultsOver = false
     private(set) var convergedAt: Milliseconds?
+    /// When every session's peer had reported the common state hash.
+    private(set) var statesReportedAt: Milliseconds?
     private let directory: SimulationDirectory
 
     public init(scenario: Scenario) throws {
@@ -69,7 +75,7 @@ public final class Simulation {
     public func run() throws -> SimulationReport {
         try setUp()
         let deadline = scenario.faultPhaseMs + scenario.settleLimitMs
-        while convergedAt == nil, failures.isEmpty, let (time, occurrence) = queue.next() {
+        while convergedAt == nil || statesReportedAt == nil, failures.isEmpty, let (time, occurrence) = queue.next() {
             guard time <= deadline else { break }
             clock.advance(to: time)
             try handle(occurrence)
@@ -115,9 +121,22 @@ public final class Simulation {
             try apply(action)
         case .endOfFaults:
             try endFaults()
+        case .stateReportCheck:
+            if let unreported = try sessionsWithoutTheCommonState() {
+                if now - convergedAt! >= scenario.stateReportLimitMs {
+                    failures.append(
+                        "peers did not report the common state hash within \(scenario.stateReportLimitMs) ms "
+                            + "after converging: \(unreported)")
+                } else {
+                    queue.schedule(.stateReportCheck, at: now + scenario.convergenceCheckEveryMs)
+                }
+            } else {
+                statesReportedAt = now
+            }
         case .convergenceCheck:
             if try everyoneConverged() {
                 convergedAt = now
+                queue.schedule(.stateReportCheck, at: now)
             } else {
                 queue.schedule(.convergenceCheck, at: now + scenario.convergenceCheckEveryMs)
             }
@@ -191,6 +210,26 @@ public final class Simulation {
         guard replicas.allSatisfy({ $0.node?.cursor == ledger.expected }) else { return false }
         let hashes = try Set(replicas.map { try $0.log!.stateHash() })
         return hashes.count == 1
+    }
+
+    /// Sessions whose peer has not reported the common state (hash, and the
+    /// cursor that this node sees it hold), as `replica<-peer` pairs; `nil`
+    /// when every session's peer has.
+    private func sessionsWithoutTheCommonState() throws -> String? {
+        let hash = try replicas.first?.log?.stateHash()
+        var lagging: [String] = []
+        for replica in replicas {
+            guard let node = replica.node else { continue }
+            for id in node.sessions.keys.sorted() {
+                let session = node.sessions[id]!
+                guard let peer = session.peer else { continue }
+                let report = session.peerState
+                if report?.summary.hash.hex != hash || !session.peerStateIsCurrent || session.progress != (0, 0) {
+                    lagging.append("\(replica.replicaID)<-\(peer.replicaID)")
+                }
+            }
+        }
+        return lagging.isEmpty ? nil : lagging.prefix(8).joined(separator: ", ")
     }
 
     private func finish() throws -> SimulationReport {
