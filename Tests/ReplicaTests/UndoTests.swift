@@ -47,6 +47,23 @@ struct UndoTests {
         #expect(try log.eventCount() == 4)
     }
 
+    @Test("An undo with an idempotency key a retry already used returns the first undo and cancels nothing more")
+    func undoIdempotencyKey() throws {
+        let log = try makeLog()
+        try itemWithQuantities(log, [5, 8])
+
+        let first = try log.undo(entityType: Item.entityType, entityID: "i1", idempotencyKey: "tap-1")
+        clock.advance(by: 10)
+        let retry = try log.undo(entityType: Item.entityType, entityID: "i1", idempotencyKey: "tap-1")
+
+        #expect(retry == first)
+        #expect(try log.eventCount() == 4)
+        #expect(try log.projection(Item.self, id: "i1")?.quantity == 5)
+        // A new key is a new undo.
+        try log.undo(entityType: Item.entityType, entityID: "i1", idempotencyKey: "tap-2")
+        #expect(try log.projection(Item.self, id: "i1")?.quantity == 0)
+    }
+
     @Test("Undoing a delete restores the item")
     func undoOfDeleteRestoresItem() throws {
         let log = try makeLog()
