@@ -7,22 +7,23 @@ final class DemoStage {
     /// The temporary directory, removed at cleanup.
     let directory: String
     /// This executable, from `/proc/self/exe`.
-    let peerd: String
+    let executable: String
     let cleanup = DemoCleanup()
     private var signalSources: [any DispatchSourceSignal] = []
 
     /// Creates the work directory, makes it the current directory, and
     /// cleans up on Ctrl-C or SIGTERM from now on.
     init() throws {
-        peerd =
+        executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         var template = Array(
             (NSTemporaryDirectory() as NSString).appendingPathComponent("peerd-demo.XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
+        // mkdtemp replaces the X's in place.
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw CommandError("demo: cannot create a temporary directory: \(String(cString: strerror(errno)))")
         }
-        directory = String(cString: made)
+        directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let previous = FileManager.default.currentDirectoryPath
         cleanup.atCleanup { [directory] in
             _ = FileManager.default.changeCurrentDirectoryPath(previous)
@@ -50,7 +51,7 @@ final class DemoStage {
     @discardableResult
     func peerd(_ words: [String], shown: Bool = true) throws -> String {
         if shown { DemoConsole.command(words) }
-        let result = try Subprocess.run(peerd, words, cleanup: cleanup)
+        let result = try Subprocess.run(executable, words, cleanup: cleanup)
         if shown {
             DemoConsole.output(result.stdout)
             DemoConsole.output(result.stderr)
@@ -68,7 +69,8 @@ final class DemoStage {
         let words = ["run", "--data", name] + arguments
         DemoConsole.command(words, background: true)
         let daemon = try DemoDaemon(
-            name, executable: peerd, arguments: words, http: arguments.contains("--http") && !arguments.contains("off"),
+            name, executable: executable, arguments: words,
+            http: arguments.contains("--http") && !arguments.contains("off"),
             logPath: (directory as NSString).appendingPathComponent("\(name).log"), cleanup: cleanup)
         for line in daemon.banner { DemoConsole.line(line) }
         return daemon
