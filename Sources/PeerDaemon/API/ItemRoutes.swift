@@ -53,13 +53,7 @@ extension DaemonAPI {
         _ = try requireItem(id)
         let key = request.headers["idempotency-key"]
         // Not a double tap when repeated: each undo cancels another event.
-        let stored = try timedAppend {
-            let stored = try service.withLog {
-                try $0.undo(entityType: Item.entityType, entityID: id, idempotencyKey: key)
-            }
-            service.localChanged()
-            return stored
-        }
+        let stored = try timedAppend { try $0.undo(entityType: Item.entityType, entityID: id, idempotencyKey: key) }
         return .json(201, EventJSON.line(for: stored))
     }
 
@@ -74,14 +68,23 @@ extension DaemonAPI {
         }
         let stored = try doubleTaps.write(key: doubleTapKey) {
             let new = try makeEvent()
-            return try timedAppend { try service.append(new, idempotencyKey: key) }
+            return try timedAppend { try $0.append(new, idempotencyKey: key) }
         }
         return .json(201, EventJSON.line(for: stored))
     }
 
-    private func timedAppend(_ append: () throws -> StoredEvent) throws -> StoredEvent {
+    /// Runs `append` on the sync service's queue, then pushes the event to
+    /// peers. Only a new event counts in the metrics, not a replay of an
+    /// idempotency key.
+    private func timedAppend(_ append: (EventLog) throws -> StoredEvent) throws -> StoredEvent {
         let started = DispatchTime.now().uptimeNanoseconds
-        let stored = try append()
+        let (stored, isNew) = try service.withLog { log in
+            let newest = try log.lastOffset()
+            let stored = try append(log)
+            return (stored, stored.offset > newest)
+        }
+        guard isNew else { return stored }
+        service.localChanged()
         metrics.recordAppend(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         changes.bump()
         return stored

@@ -23,6 +23,16 @@ enum DaemonRuntime {
     static let shutdownDeadlineSeconds = 5
 
     static func start(_ settings: Settings, _ directory: DataDirectory) throws -> Never {
+        // First of all, so that a SIGTERM during startup is not lost: the
+        // handlers run on the main queue, once `dispatchMain` serves it,
+        // when everything below has started.
+        for (number, name) in [(SIGTERM, "TERM"), (SIGINT, "INT")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { onSignal?(name) }
+            source.resume()
+            signalSources.append(source)
+        }
         let lock = try DaemonLock.acquire(directory)
         let clusterKey = try directory.readClusterKey()
         let log = try directory.openLog()
@@ -38,18 +48,19 @@ enum DaemonRuntime {
         let changes = ChangeSignal()
         let port = try service.start()
         service.onStored { _ in changes.bump() }
-        say("listening on \(settings.listen.host):\(port)")
 
         var api: DaemonAPI?
         var server: HTTPServer?
         var httpAddress: String?
         if let http = settings.http {
             let reads = try ReadReplica(path: directory.databasePath)
+            let metrics = DaemonMetrics()
             let daemonAPI = DaemonAPI(
                 service: service, reads: reads, changes: changes,
                 settings: DaemonAPI.Settings(token: token, doubleTapWindowMs: settings.doubleTapWindowMs),
-                metrics: DaemonMetrics())
-            let httpServer = HTTPServer { daemonAPI.handle($0) }
+                metrics: metrics)
+            let httpServer = HTTPServer(
+                handler: { daemonAPI.handle($0) }, refused: { metrics.countRequest(status: $0) })
             let httpPort: UInt16
             do {
                 httpPort = try httpServer.start(host: http.host, port: http.port)
@@ -59,12 +70,14 @@ enum DaemonRuntime {
                     "cannot serve the HTTP API on \(http): \(error); pick another with --http HOST:PORT, or --http off")
             }
             httpAddress = PeerAddress(host: http.host, port: httpPort).description
-            say("http on \(httpAddress!)")
             api = daemonAPI
             server = httpServer
         }
         try DaemonInfo(pid: getpid(), replica_id: log.replicaID, http: httpAddress, token_file: settings.tokenFile)
             .write(in: directory)
+        // Ready: what scripts and tests wait for, once daemon.json is in place.
+        say("listening on \(settings.listen.host):\(port)")
+        if let httpAddress { say("http on \(httpAddress)") }
         logger.write(
             LogRecord(
                 .info, "replica running",
@@ -102,13 +115,7 @@ enum DaemonRuntime {
             logger.write(LogRecord(.info, "stopped"))
             exit(0)
         }
-        for (number, name) in [(SIGTERM, "TERM"), (SIGINT, "INT")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { shutdown(name) }
-            source.resume()
-            signalSources.append(source)
-        }
+        onSignal = shutdown
         dispatchMain()
     }
 
@@ -145,4 +152,6 @@ enum DaemonRuntime {
     }
 
     nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+    /// What SIGTERM and SIGINT do; set once everything started (main queue only).
+    nonisolated(unsafe) private static var onSignal: ((String) -> Void)?
 }

@@ -25,10 +25,15 @@ final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private let lock = NSLock()
     private var streams: [ObjectIdentifier: any ResponseStream] = [:]
+    /// Signalled whenever a stream's response is finished.
+    private let drained = NSCondition()
+    /// Told the status of each response the server sends by itself (413).
+    private let refused: @Sendable (Int) -> Void
 
-    init(limits: Limits = Limits(), handler: @escaping Handler) {
+    init(limits: Limits = Limits(), handler: @escaping Handler, refused: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.limits = limits
         self.handler = handler
+        self.refused = refused
     }
 
     /// Listens on `host:port` (port 0 picks one) and returns the port.
@@ -56,10 +61,16 @@ final class HTTPServer: @unchecked Sendable {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    /// Ends every open stream, then stops the server and joins its threads.
-    func stop() {
+    /// Ends every open stream, waits (up to `drainSeconds`) until their
+    /// responses are finished, so clients see a proper end of stream, then
+    /// stops the server and joins its threads.
+    func stop(drainSeconds: TimeInterval = 2) {
         let open = lock.withLock { Array(streams.values) }
         for stream in open { stream.close() }
+        let deadline = Date(timeIntervalSinceNow: drainSeconds)
+        drained.lock()
+        while lock.withLock({ !streams.isEmpty }) && drained.wait(until: deadline) {}
+        drained.unlock()
         if let daemon { MHD_stop_daemon(daemon) }
         daemon = nil
     }
@@ -117,7 +128,8 @@ final class HTTPServer: @unchecked Sendable {
     }
 
     private func tooLarge() -> HTTPResponse {
-        .error(413, "too_large", "the request body is larger than \(limits.maxBodyBytes) bytes")
+        refused(413)
+        return .error(413, "too_large", "the request body is larger than \(limits.maxBodyBytes) bytes")
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
@@ -162,7 +174,9 @@ final class HTTPServer: @unchecked Sendable {
     private static let freeStream: MHD_ContentReaderFreeCallback = { context in
         let box = Unmanaged<StreamBox>.fromOpaque(context!).takeRetainedValue()
         box.stream.close()
-        box.server?.lock.withLock { _ = box.server?.streams.removeValue(forKey: ObjectIdentifier(box.stream)) }
+        guard let server = box.server else { return }
+        server.lock.withLock { _ = server.streams.removeValue(forKey: ObjectIdentifier(box.stream)) }
+        server.drained.withLock { server.drained.broadcast() }
     }
 
     private static func header(_ connection: OpaquePointer, _ name: String) -> String? {
