@@ -16,21 +16,12 @@ struct SyncTests {
 
     func dir(_ name: String) -> URL { temp.url(name) }
 
-    /// Runs peerd on `dir` and requires success; returns stdout, trimmed.
     @discardableResult
     func ok(_ arguments: [String], _ dir: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let result = try Executables.peerd(arguments, data: temp.url(dir))
-        try #require(result.status == 0, "peerd \(arguments) failed: \(result.stderr)", sourceLocation: sourceLocation)
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try temp.peerdOK(arguments, dir, sourceLocation: sourceLocation)
     }
 
-    /// Initialises the first replica with a new cluster key and joins the
-    /// others to that cluster.
-    func cluster(_ first: String, _ others: String...) throws {
-        try ok(["init"], first)
-        let code = try ok(["cluster-code"], first)
-        for name in others { try ok(["init", "--join", code], name) }
-    }
+    func cluster(_ first: String, _ others: String...) throws { try temp.cluster(first, others) }
 
     func items(_ dir: String, includeDeleted: Bool = false) throws -> [Item] {
         let json = try ok(["items", "--json"] + (includeDeleted ? ["--include-deleted"] : []), dir)
