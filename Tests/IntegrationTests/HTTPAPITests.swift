@@ -160,6 +160,8 @@ struct HTTPAPITests {
             ("POST", "/items", #"{"name":"x","quantity":"many"}"#, 422, "invalid_event"),
             ("POST", "/items/\(id)/events", #"{"type":"Teleported"}"#, 422, "invalid_event"),
             ("POST", "/items/\(id)/events", #"{"type":"QuantityChanged"}"#, 422, "invalid_event"),
+            ("POST", "/items/\(id)/events", #"{"type":"QuantityChanged","quantity":-1}"#, 422, "invalid_event"),
+            ("POST", "/items/\(id)/events", #"{"type":"Renamed","name":"  "}"#, 422, "invalid_event"),
             ("POST", "/items/\(id)/events", #"{"name":"no type"}"#, 422, "invalid_event"),
             ("POST", "/items/\(id)/events", #"{"type":"Created","name":"x","quantity":1}"#, 422, "invalid_event"),
             ("POST", "/items/no-such-item/events", #"{"type":"Deleted"}"#, 404, "not_found"),

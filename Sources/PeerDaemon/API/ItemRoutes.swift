@@ -41,6 +41,7 @@ extension DaemonAPI {
             throw APIError.invalidEvent("the payload needs a \"type\"")
         }
         if type == "Created" { throw APIError.invalidEvent("Created makes a new item: POST /items") }
+        try Self.checkLocalEdit(payload)
         // The event log validates the payload against the Item domain (422 when it does not fit).
         let event = NewEvent(entityType: Item.entityType, entityID: id, payload: payload.canonicalText)
         return try store(request, doubleTapKey: "item/\(id)\n\(event.payload)") {
@@ -88,6 +89,17 @@ extension DaemonAPI {
         metrics.recordAppend(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         changes.bump()
         return stored
+    }
+
+    /// What this node's users may write, beyond what the Item domain accepts
+    /// from peers (the CLI checks the same): no negative quantity, no blank name.
+    private static func checkLocalEdit(_ payload: JSONValue) throws {
+        if case .int(let quantity)? = payload["quantity"], quantity < 0 {
+            throw APIError.invalidEvent("quantity must be a whole number of 0 or more")
+        }
+        if let name = payload["name"]?.stringValue, name.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw APIError.invalidEvent("name must not be blank")
+        }
     }
 
     private func requireItem(_ id: String) throws -> Item {
