@@ -1,7 +1,7 @@
 /// What a benchmark run measures, read from the command line.
 ///
 /// ```
-/// peerd-bench [--events 200000,1000000] [--quick] [--dir DIR] [--latency-samples 2000]
+/// peerd-bench [--events 200000,1000000] [--quick] [--ingest-only] [--dir DIR] [--latency-samples 2000]
 /// ```
 struct BenchOptions {
     /// The log sizes to measure; every size gets its own fresh databases.
@@ -14,14 +14,17 @@ struct BenchOptions {
     var batchSize = 1_000
     /// The most items a workload touches (fewer for small runs; see `ItemWorkload`).
     var maxItems = 20_000
+    /// Only the two raw baselines and the ingest rows: a short run to profile ingest.
+    var ingestOnly = false
 
     /// The text printed for `--help` and after a usage error.
     static let usage = """
-        usage: peerd-bench [--events N[,N...]] [--quick] [--dir DIR] [--latency-samples N]
+        usage: peerd-bench [--events N[,N...]] [--quick] [--ingest-only] [--dir DIR] [--latency-samples N]
                peerd-bench crash-writer --data FILE --count N
 
           --events N,...       log sizes to measure (default 200000,1000000)
           --quick              one small size (20000 events, 200 latency samples): seconds, not minutes
+          --ingest-only        only the raw baselines and the ingest rows (to profile ingest)
           --dir DIR            work directory (default: a fresh temporary directory, removed at the end)
           --latency-samples N  single-event commits timed for the latency rows (default 2000)
         """
@@ -39,6 +42,8 @@ struct BenchOptions {
             case "--quick":
                 options.eventCounts = [20_000]
                 options.latencySamples = 200
+            case "--ingest-only":
+                options.ingestOnly = true
             case "--dir":
                 options.directory = try value(after: flag, in: &remaining)
             case "--latency-samples":

@@ -17,7 +17,7 @@ struct BenchmarkRun {
         for size in options.eventCounts {
             let benchmark = SizeBenchmark(
                 size: size, batchSize: options.batchSize, maxItems: options.maxItems, workspace: workspace)
-            results += try benchmark.run(growth: &growth)
+            results += try options.ingestOnly ? benchmark.runIngest() : benchmark.run(growth: &growth)
         }
         let latency = try LatencyBenchmark(samples: options.latencySamples, workspace: workspace).run()
         let report = Report(

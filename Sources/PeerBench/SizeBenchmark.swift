@@ -34,6 +34,17 @@ struct SizeBenchmark {
         return results
     }
 
+    /// Only the raw baselines and the ingest rows, for profiling `EventLog.ingest`.
+    func runIngest() throws -> [PhaseResult] {
+        var results = [try rawInsertRate(.primaryKeyOnly), try rawInsertRate(.sameIndexes)]
+        let source = workspace.freshDatabase("ingest-\(size).db")
+        defer { workspace.remove(source) }
+        results.append(try ingestRate(into: source))
+        results.append(try ingestRate(batch: batchSize * 10))
+        results.append(try catchUpRate(from: source))
+        return results
+    }
+
     /// `1,000`: the batch size as the row names print it.
     var batchText: String { Report.grouped(Double(batchSize)) }
 
