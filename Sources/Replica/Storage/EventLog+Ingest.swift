@@ -104,6 +104,8 @@ extension EventLog {
         if event.entityType.isEmpty || event.entityID.isEmpty {
             return .failure("entity_type and entity_id must not be empty")
         }
+        // A payload a peer stored is already canonical: then there is nothing to re-encode.
+        if CanonicalForm.isCanonicalObject(event.payload) { return .success(event) }
         guard let payload = try? JSONValue.parse(event.payload), case .object = payload else {
             return .failure("payload is not a JSON object")
         }
