@@ -223,7 +223,7 @@ extension JSONValue {
         case .bool(let value): output += value ? "true" : "false"
         case .int(let value): output += String(value)
         case .double(let value): output += "\(value)"
-        case .string(let value): output += EventJSON.quoted(value)
+        case .string(let value): EventJSON.appendQuoted(value, to: &output)
         case .array(let elements):
             output += "["
             for (position, element) in elements.enumerated() {
@@ -236,7 +236,7 @@ extension JSONValue {
             let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for (position, key) in keys.enumerated() {
                 if position > 0 { output += "," }
-                output += EventJSON.quoted(key)
+                EventJSON.appendQuoted(key, to: &output)
                 output += ":"
                 members[key]!.writeCanonical(to: &output)
             }

@@ -17,7 +17,21 @@ enum JSONValueDecoder {
 
 private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     let value: JSONValue
-    let codingPath: [CodingKey]
+    /// The path of the container this value is in, and its key there: the
+    /// full path is built only when asked for (errors, nested containers).
+    let parentPath: [CodingKey]
+    let key: CodingKey?
+    var codingPath: [CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
+
+    init(value: JSONValue, codingPath: [CodingKey]) {
+        self.init(value: value, parentPath: codingPath, key: nil)
+    }
+
+    init(value: JSONValue, parentPath: [CodingKey], key: CodingKey?) {
+        self.value = value
+        self.parentPath = parentPath
+        self.key = key
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -93,7 +107,7 @@ private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
             throw DecodingError.keyNotFound(
                 key, .init(codingPath: codingPath, debugDescription: "no value for \"\(key.stringValue)\""))
         }
-        return ValueDecoder(value: value, codingPath: codingPath + [key])
+        return ValueDecoder(value: value, parentPath: codingPath, key: key)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { try member(key).decodeNil() }

@@ -1,35 +1,113 @@
-/// Encodes `Encodable` values to canonical JSON text through a `JSONValue`
-/// tree (see `JSONValue.writeCanonical`): the projection a fold stores.
+/// Encodes `Encodable` values to canonical JSON text (the text
+/// `JSONValue.writeCanonical` writes): the projection a fold stores. The
+/// tree of nodes is written out directly, members sorted once per object,
+/// without going through a `JSONValue` and its dictionaries.
 enum JSONValueEncoder {
     /// The canonical JSON text of `value`.
     static func canonicalText<T: Encodable>(of value: T) throws -> String {
         let root = EncodingNode()
         try value.encode(to: ValueEncoder(node: root, codingPath: []))
-        return root.resolved.canonicalText
+        var text = ""
+        text.reserveCapacity(256)
+        root.writeCanonical(to: &text)
+        return text
     }
 }
 
 /// One value under construction; containers fill it in place, so nested
 /// containers can outlive the call that made them.
 private final class EncodingNode {
+    /// An object member: a scalar already written as canonical text, or a
+    /// node that a nested encoder fills.
+    struct Member {
+        enum Value {
+            case text(String)
+            case node(EncodingNode)
+        }
+        var key: String
+        var value: Value
+    }
+
     var scalar: JSONValue?
-    var members: [String: EncodingNode]?
+    /// Members in the order they were encoded; a key encoded twice keeps its last value.
+    var members: [Member]?
     var elements: [EncodingNode]?
 
-    var resolved: JSONValue {
-        if let members { return .object(members.mapValues(\.resolved)) }
-        if let elements { return .array(elements.map(\.resolved)) }
-        return scalar ?? .object([:])
+    func writeCanonical(to output: inout String) {
+        if let members {
+            Self.writeObject(members, to: &output)
+        } else if let elements {
+            output += "["
+            for (position, element) in elements.enumerated() {
+                if position > 0 { output += "," }
+                element.writeCanonical(to: &output)
+            }
+            output += "]"
+        } else {
+            (scalar ?? .object([:])).writeCanonical(to: &output)
+        }
+    }
+
+    /// Writes the members in UTF-8 byte order of their keys, the last of any
+    /// repeated key only. (An insertion sort of positions on the stack: the
+    /// objects a fold encodes have a handful of members.)
+    private static func writeObject(_ members: [Member], to output: inout String) {
+        output += "{"
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: members.count) { order in
+            for position in members.indices {
+                var slot = position
+                while slot > 0, members[position].key.utf8.lexicographicallyPrecedes(members[order[slot - 1]].key.utf8)
+                {
+                    order[slot] = order[slot - 1]
+                    slot -= 1
+                }
+                order[slot] = position
+            }
+            // Equal keys stay in encoding order, so the last of a run is the one to keep.
+            var first = true
+            for slot in 0..<members.count {
+                let member = members[order[slot]]
+                if slot + 1 < members.count, members[order[slot + 1]].key.utf8.elementsEqual(member.key.utf8) {
+                    continue
+                }
+                if !first { output += "," }
+                first = false
+                EventJSON.appendQuoted(member.key, to: &output)
+                output += ":"
+                switch member.value {
+                case .text(let text): output += text
+                case .node(let node): node.writeCanonical(to: &output)
+                }
+            }
+        }
+        output += "}"
     }
 }
 
 private struct ValueEncoder: Encoder, SingleValueEncodingContainer {
     let node: EncodingNode
-    let codingPath: [CodingKey]
+    /// The path of the container this value is in, and its key there: the
+    /// full path is built only when asked for (errors, nested containers).
+    let parentPath: [CodingKey]
+    let key: CodingKey?
+    var codingPath: [CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
+
+    init(node: EncodingNode, codingPath: [CodingKey]) {
+        self.init(node: node, parentPath: codingPath, key: nil)
+    }
+
+    init(node: EncodingNode, parentPath: [CodingKey], key: CodingKey?) {
+        self.node = node
+        self.parentPath = parentPath
+        self.key = key
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if node.members == nil { node.members = [:] }
+        if node.members == nil {
+            node.members = []
+            node.members?.reserveCapacity(8)
+        }
         return KeyedEncodingContainer(KeyedValueEncoder<Key>(node: node, codingPath: codingPath))
     }
 
@@ -81,25 +159,37 @@ private struct KeyedValueEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol
     /// A fresh child node for `key`, and an encoder writing into it.
     private func child(_ key: Key) -> ValueEncoder {
         let child = EncodingNode()
-        node.members?[key.stringValue] = child
-        return ValueEncoder(node: child, codingPath: codingPath + [key])
+        node.members?.append(EncodingNode.Member(key: key.stringValue, value: .node(child)))
+        return ValueEncoder(node: child, parentPath: codingPath, key: key)
     }
 
-    mutating func encodeNil(forKey key: Key) { child(key).encodeNil() }
-    mutating func encode(_ value: Bool, forKey key: Key) { child(key).encode(value) }
-    mutating func encode(_ value: String, forKey key: Key) { child(key).encode(value) }
+    /// Records a scalar member as its canonical text at once: no node.
+    private func scalar(_ key: Key, _ value: JSONValue) {
+        var text = ""
+        value.writeCanonical(to: &text)
+        node.members?.append(EncodingNode.Member(key: key.stringValue, value: .text(text)))
+    }
+
+    private func integer<I: FixedWidthInteger & Encodable>(_ value: I, _ key: Key) throws {
+        guard let exact = Int64(exactly: value) else { return try child(key).encode(value) }
+        node.members?.append(EncodingNode.Member(key: key.stringValue, value: .text(String(exact))))
+    }
+
+    mutating func encodeNil(forKey key: Key) { scalar(key, .null) }
+    mutating func encode(_ value: Bool, forKey key: Key) { scalar(key, .bool(value)) }
+    mutating func encode(_ value: String, forKey key: Key) { scalar(key, .string(value)) }
     mutating func encode(_ value: Double, forKey key: Key) throws { try child(key).encode(value) }
     mutating func encode(_ value: Float, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try child(key).encode(value) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try child(key).encode(value) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try integer(value, key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try value.encode(to: child(key)) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
@@ -114,7 +204,7 @@ private struct KeyedValueEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol
 
     mutating func superEncoder() -> Encoder {
         let child = EncodingNode()
-        node.members?["super"] = child
+        node.members?.append(EncodingNode.Member(key: "super", value: .node(child)))
         return ValueEncoder(node: child, codingPath: codingPath)
     }
 
