@@ -6,21 +6,31 @@ struct FoldOutcome {
     var stateJSON: String
     /// Events whose payload the domain could not decode.
     var poisonEventIDs: [UUID]
+    /// The folded state itself (the domain's `EventSourcedEntity`), so that
+    /// the next fold on top of `stateJSON` need not decode it again.
+    var state: any Sendable
 }
 
 /// A type-erased `EventSourcedEntity`, as the event log stores and folds it.
 public struct Domain: Sendable {
     /// The `entity_type` this domain folds.
     public let entityType: String
-    let foldEvents: @Sendable (_ entityID: String, _ stateJSON: String?, _ events: [Event]) -> FoldOutcome
+    let foldEvents:
+        @Sendable (_ entityID: String, _ stateJSON: String?, _ decoded: (any Sendable)?, _ events: [Event]) ->
+            FoldOutcome
     let validatePayload: @Sendable (_ payload: JSONValue) throws -> Void
 
     /// Wraps a concrete domain.
     public init<Entity: EventSourcedEntity>(_ type: Entity.Type) {
         entityType = Entity.entityType
-        foldEvents = { entityID, stateJSON, events in
-            var state =
-                stateJSON.flatMap { try? CanonicalJSON.decode(Entity.self, from: $0) } ?? Entity(id: entityID)
+        foldEvents = { entityID, stateJSON, decoded, events in
+            var state: Entity
+            if let decoded = decoded as? Entity {
+                state = decoded
+            } else {
+                state =
+                    stateJSON.flatMap { try? CanonicalJSON.decode(Entity.self, from: $0) } ?? Entity(id: entityID)
+            }
             var poison: [UUID] = []
             for event in events {
                 guard let decoded = try? CanonicalJSON.decode(Entity.Event.self, from: event.payload) else {
@@ -29,7 +39,7 @@ public struct Domain: Sendable {
                 }
                 state.apply(decoded, info: ModificationInfo(event))
             }
-            return FoldOutcome(stateJSON: CanonicalJSON.text(of: state), poisonEventIDs: poison)
+            return FoldOutcome(stateJSON: CanonicalJSON.text(of: state), poisonEventIDs: poison, state: state)
         }
         validatePayload = { payload in
             do {
@@ -48,9 +58,13 @@ public struct Domain: Sendable {
         return (try? validatePayload(value)) != nil
     }
 
-    /// Folds `events` (in canonical order, undone ones already removed) on top of `stateJSON`.
-    func fold(entityID: String, from stateJSON: String?, _ events: [Event]) -> FoldOutcome {
-        foldEvents(entityID, stateJSON, events)
+    /// Folds `events` (in canonical order, undone ones already removed) on
+    /// top of `stateJSON`, or of `decoded` when the caller still holds that
+    /// text decoded (a state the last fold returned for exactly that text).
+    func fold(entityID: String, from stateJSON: String?, decoded: (any Sendable)? = nil, _ events: [Event])
+        -> FoldOutcome
+    {
+        foldEvents(entityID, stateJSON, decoded, events)
     }
 }
 

@@ -6,6 +6,8 @@ enum SQLiteValue {
     case int(Int64)
     case text(String)
     case blob([UInt8])
+    /// A UUID as its 16 bytes in the order its hex string prints them (see `UUID.orderedBytes`).
+    case uuid(UUID)
     case null
 }
 
@@ -46,11 +48,27 @@ final class SQLiteStatement {
         case .int(let number):
             rc = sqlite3_bind_int64(handle, index, number)
         case .text(let text):
-            rc = text.utf8CString.withUnsafeBufferPointer { buffer in
-                csqlite_bind_text_transient(handle, index, buffer.baseAddress, Int32(buffer.count - 1))
-            }
+            // A native string's bytes are bound in place (SQLite copies them); no C string is made.
+            // (An empty string takes the C string path: a NULL pointer would bind NULL.)
+            let inPlace =
+                text.isEmpty
+                ? nil
+                : text.utf8.withContiguousStorageIfAvailable { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { buffer in
+                        csqlite_bind_text_transient(handle, index, buffer.baseAddress, Int32(buffer.count))
+                    }
+                }
+            rc =
+                inPlace
+                ?? text.utf8CString.withUnsafeBufferPointer { buffer in
+                    csqlite_bind_text_transient(handle, index, buffer.baseAddress, Int32(buffer.count - 1))
+                }
         case .blob(let bytes):
             rc = bytes.withUnsafeBytes { buffer in
+                csqlite_bind_blob_transient(handle, index, buffer.baseAddress, Int32(buffer.count))
+            }
+        case .uuid(let id):
+            rc = withUnsafeBytes(of: id.uuid) { buffer in
                 csqlite_bind_blob_transient(handle, index, buffer.baseAddress, Int32(buffer.count))
             }
         case .null:
@@ -83,6 +101,23 @@ final class SQLiteStatement {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// True when the column's text is byte for byte `string`, without making a `String`.
+    func text(_ column: Int32, equals string: String) -> Bool {
+        let pointer = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        let stored = UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count)
+        return string.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(stored) }
+            ?? string.utf8.elementsEqual(stored)
+    }
+
+    /// A 16-byte blob column as a UUID (see `UUID.orderedBytes`); nil for any other value.
+    func uuid(_ column: Int32) -> UUID? {
+        guard let pointer = sqlite3_column_blob(handle, column), sqlite3_column_bytes(handle, column) == 16 else {
+            return nil
+        }
+        return UUID(uuid: UnsafeRawPointer(pointer).loadUnaligned(as: uuid_t.self))
     }
 
     func blob(_ column: Int32) -> [UInt8] {

@@ -38,14 +38,14 @@ extension EventLog {
             } ?? false
 
         let outcome: FoldOutcome
-        let offsets: [UUID: Int64]
         let lastKey: EventOrderKey
+        var history: [StoredEvent] = []
         if appliesOnTop, let current {
-            outcome = domain.fold(entityID: entityID, from: current.stateJSON, sortedNew.map(\.event))
-            offsets = Dictionary(sortedNew.map { ($0.event.eventID, $0.offset) }, uniquingKeysWith: { a, _ in a })
+            outcome = domain.fold(
+                entityID: entityID, from: current.stateJSON, decoded: current.decoded, sortedNew.map(\.event))
             lastKey = sortedNew[sortedNew.count - 1].event.orderKey
         } else {
-            let history = try entityHistory(row: entityRow)
+            history = try entityHistory(row: entityRow)
             let events = history.map(\.event)
             let resolution = Fold.resolve(inCanonicalOrder: events)
             var refolded = domain.fold(entityID: entityID, from: nil, resolution.effective)
@@ -53,12 +53,15 @@ extension EventLog {
             // replica counts the same whatever order undo and target arrived in.
             refolded.poisonEventIDs += resolution.cancelled.filter { !domain.decodes($0.payload) }.map(\.eventID)
             outcome = refolded
-            offsets = Dictionary(history.map { ($0.event.eventID, $0.offset) }, uniquingKeysWith: { a, _ in a })
             lastKey = events[events.count - 1].orderKey
         }
-        for poisonID in outcome.poisonEventIDs {
-            guard let offset = offsets[poisonID] else { continue }
-            try db.cached("INSERT OR IGNORE INTO poison (local_offset) VALUES (?)").run([.int(offset)])
+        if !outcome.poisonEventIDs.isEmpty {
+            let folded = appliesOnTop ? sortedNew : history
+            let offsets = Dictionary(folded.map { ($0.event.eventID, $0.offset) }, uniquingKeysWith: { a, _ in a })
+            for poisonID in outcome.poisonEventIDs {
+                guard let offset = offsets[poisonID] else { continue }
+                try db.cached("INSERT OR IGNORE INTO poison (local_offset) VALUES (?)").run([.int(offset)])
+            }
         }
         try db.cached(
             """
@@ -67,21 +70,27 @@ extension EventLog {
             """
         ).run([
             .text(outcome.stateJSON), .int(lastKey.timeMs), .int(Int64(lastKey.seq)),
-            .blob(lastKey.eventID.orderedBytes), .int(entityRow),
+            .uuid(lastKey.eventID), .int(entityRow),
         ])
+        foldedStates.store(FoldedStates.Entry(stateJSON: outcome.stateJSON, state: outcome.state), for: entityRow)
     }
 
     private struct ProjectionRow {
         var stateJSON: String
         var lastKey: EventOrderKey
+        /// The state `stateJSON` decodes to, when `foldedStates` holds it.
+        var decoded: (any Sendable)?
     }
 
     private func projectionRow(_ entityRow: Int64) throws -> ProjectionRow? {
         let statement = try db.cached(
             "SELECT state, last_time_ms, last_seq, last_event_id FROM entities WHERE id = ? AND state IS NOT NULL")
         try statement.bind([.int(entityRow)])
-        guard try statement.step(), let eventID = UUID(bytes: statement.blob(3)) else { return nil }
+        guard try statement.step(), let eventID = statement.uuid(3) else { return nil }
         let key = EventOrderKey(timeMs: statement.int64(1), seq: UInt64(statement.int64(2)), eventID: eventID)
+        if let held = foldedStates.entry(entityRow), statement.text(0, equals: held.stateJSON) {
+            return ProjectionRow(stateJSON: held.stateJSON, lastKey: key, decoded: held.state)
+        }
         return ProjectionRow(stateJSON: statement.text(0), lastKey: key)
     }
 }

@@ -41,7 +41,7 @@ extension EventLog {
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """
         ).run([
-            .int(feedRow), .int(Int64(event.seq)), .blob(event.eventID.orderedBytes), .int(event.timeMs),
+            .int(feedRow), .int(Int64(event.seq)), .uuid(event.eventID), .int(event.timeMs),
             .int(entityRow), .text(event.payload), .int(arrivalMs),
         ])
         return db.lastInsertRowID

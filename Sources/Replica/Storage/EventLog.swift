@@ -46,6 +46,7 @@ public final class EventLog {
     let db: SQLiteConnection
     let domains: [String: Domain]
     var interned = InternedIDs()
+    var foldedStates = FoldedStates()
 
     private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
         self.path = path
@@ -143,14 +144,15 @@ public final class EventLog {
         }
     }
 
-    /// A write transaction; the interning caches are dropped when it fails,
-    /// since they may name rows that were rolled back.
+    /// A write transaction; the interning caches and the folded states are
+    /// dropped when it fails, since they may name rows that were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
         try EventLog.withWrappedErrors(path: path) {
             do {
                 return try db.writeTransaction(body)
             } catch {
                 interned = InternedIDs()
+                foldedStates = FoldedStates()
                 throw error
             }
         }
