@@ -3,7 +3,7 @@ import Synchronization
 
 /// What the demo must undo however it ends: the daemons it started, an
 /// avahi-daemon it started, its temporary directory. Runs once, at the end
-/// or on SIGINT/SIGTERM (then the process exits 130 or 143).
+/// or on SIGINT/SIGTERM/SIGHUP (then the process exits 128 + the signal).
 final class DemoCleanup: Sendable {
     private struct State {
         var pids: [Int32] = []
@@ -58,15 +58,18 @@ final class DemoCleanup: Sendable {
         DispatchSemaphore(value: 0).wait()
     }
 
-    /// Cleans up and exits on SIGINT (Ctrl-C) or SIGTERM. Keep the returned
-    /// sources for as long as the demo runs.
+    /// Cleans up and exits on SIGINT (Ctrl-C), SIGTERM or SIGHUP (the
+    /// terminal closed), so no daemon outlives the demo. SIGPIPE is ignored:
+    /// `DemoConsole` sees the failed write and raises SIGTERM. Keep the
+    /// returned sources for as long as the demo runs.
     func exitOnSignals() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { signalNumber in
+        signal(SIGPIPE, SIG_IGN)
+        return [SIGINT, SIGTERM, SIGHUP].map { signalNumber in
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler { [self] in
                 state.withLock { $0.interrupted = true }
-                DemoConsole.line("\ninterrupted: stopping the daemons and removing the demo's files")
+                DemoConsole.lastWords("\ninterrupted: stopping the daemons and removing the demo's files")
                 run()
                 exit(128 + signalNumber)
             }

@@ -6,8 +6,32 @@ enum DemoConsole {
     /// Bold only on a terminal.
     private static let bold = isatty(STDOUT_FILENO) == 1
 
+    /// Writes straight to the descriptor. When the reader went away (a pipe
+    /// into `head`), the demo stops as on Ctrl-C: SIGTERM starts the
+    /// cleanup, which stops the daemons and exits, and this thread waits.
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        guard written(text + "\n") else {
+            raise(SIGTERM)
+            DispatchSemaphore(value: 0).wait()
+            return
+        }
+    }
+
+    /// A line that may be lost: for the cleanup, which runs whether or not
+    /// anyone still reads.
+    static func lastWords(_ text: String) {
+        _ = written(text + "\n")
+    }
+
+    private static func written(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let count = bytes[done...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            guard count > 0 else { return false }
+            done += count
+        }
+        return true
     }
 
     /// `text` as it came from a command: printed when not empty, with one newline.
