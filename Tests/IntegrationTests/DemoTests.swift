@@ -27,4 +27,26 @@ struct DemoTests {
         let values = Set(hashes.compactMap { $0.last.map(String.init) })
         #expect(values.count == 1 && values.first?.count == 64, "hashes differ: \(hashes)")
     }
+
+    @Test("peerd demo piped into head stops its daemons and removes its files once head leaves")
+    func demoCleansUpWhenItsReaderLeaves() async throws {
+        // 36 lines reach past the start of the first two daemons.
+        let script = "\"$0\" demo | head -n 36"
+        let result = try await ProcessRun.runUnmasked(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, Executables.url("peerd").path])
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("http on ") }, "no daemon had started yet:\n\(result.stdout)")
+        let prefix = "work directory: "
+        let line = try #require(lines.first { $0.hasPrefix(prefix) }, "\(result.stdout)")
+        let directory = String(line.dropFirst(prefix.count).prefix { $0 != " " })
+        // The shell returns once the demo exited, after its cleanup.
+        #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is still there")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: "/proc").filter { entry in
+            guard Int32(entry) != nil,
+                let arguments = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+            else { return false }
+            return String(decoding: arguments, as: UTF8.self).contains(directory)
+        }
+        #expect(leftovers.isEmpty, "processes still running on \(directory): \(leftovers)")
+    }
 }
