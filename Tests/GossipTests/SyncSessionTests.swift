@@ -123,6 +123,15 @@ import Testing
         #expect(session.receive(.cursor([feed: 1])).isEmpty)
     }
 
+    @Test func aHelloWithAnotherProtocolVersionClosesTheSession() {
+        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1))
+        _ = session.start(localCursor: [:])
+        let directives = session.receive(.hello(Hello(replicaID: "peer", listenPort: 1, protocolVersion: 9)))
+        let reason = "incompatible protocol version 9 in the peer's hello; this node speaks \(Gossip.protocolVersion)"
+        #expect(directives.contains(.close(reason: reason)))
+        #expect(session.peer == nil)
+    }
+
     @Test func aHelloFromItselfClosesTheSession() {
         var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1))
         _ = session.start(localCursor: [:])

@@ -48,11 +48,18 @@ public struct Hello: Hashable, Sendable {
     public var role: NodeRole
     /// The port the sender accepts connections on (0: it does not listen).
     public var listenPort: UInt16
+    /// The sync protocol version the sender speaks (the handshake already
+    /// agreed on it; the session checks it again).
+    public var protocolVersion: UInt16
 
-    public init(replicaID: String, role: NodeRole = .peer, listenPort: UInt16) {
+    public init(
+        replicaID: String, role: NodeRole = .peer, listenPort: UInt16,
+        protocolVersion: UInt16 = Gossip.protocolVersion
+    ) {
         self.replicaID = replicaID
         self.role = role
         self.listenPort = listenPort
+        self.protocolVersion = protocolVersion
     }
 }
 

@@ -133,6 +133,11 @@ public struct SyncSession: Sendable {
             return [.close(reason: "peer said goodbye: \(reason)")]
         case (.awaitingHello, .hello(let peer)):
             guard peer.replicaID != hello.replicaID else { return fail("connected to itself") }
+            guard peer.protocolVersion == hello.protocolVersion else {
+                return fail(
+                    "incompatible protocol version \(peer.protocolVersion) in the peer's hello; "
+                        + "this node speaks \(hello.protocolVersion)")
+            }
             state = .awaitingCursor(peer: peer)
             return [.identified(peer)]
         case (.awaitingCursor(let peer), .cursor(let heads)):

@@ -24,7 +24,8 @@ public struct MessageDecoder: Sendable {
             let roleByte = try reader.readByte("role")
             guard let role = NodeRole(rawValue: roleByte) else { throw WireError.malformed("role \(roleByte)") }
             let port = try reader.readUInt16("listen port")
-            message = .hello(Hello(replicaID: replicaID, role: role, listenPort: port))
+            let version = try reader.readUInt16("protocol version")
+            message = .hello(Hello(replicaID: replicaID, role: role, listenPort: port, protocolVersion: version))
         case .cursor:
             try readDeclarations(&reader)
             message = .cursor(try readHeads(&reader))

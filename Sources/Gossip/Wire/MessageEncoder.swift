@@ -31,6 +31,7 @@ public struct MessageEncoder: Sendable {
             writer.write(string: hello.replicaID)
             writer.write(hello.role.rawValue)
             writer.write(uint16: hello.listenPort)
+            writer.write(uint16: hello.protocolVersion)
             return writer.bytes
         case .cursor(let cursor):
             return encodeHeads(cursor, type: .cursor, batchID: nil)
