@@ -37,6 +37,7 @@ public final class GossipService: @unchecked Sendable {
     private let logger: @Sendable (LogRecord) -> Void
     private var node: SyncNode?
     private var connections: [ConnectionID: PeerConnection] = [:]
+    private let inbox = MessageInbox()
     private var nextConnectionID: ConnectionID = 1
     private var listener: Socket?
     private var timer: DispatchSourceTimer?
@@ -261,9 +262,11 @@ public final class GossipService: @unchecked Sendable {
                 }
             },
             received: { [self] connection, message in
+                guard inbox.add(message, for: connection.id) else { return }
                 queue.async { [self] in
+                    let messages = inbox.take(connection.id)
                     guard let node, connections[connection.id] != nil else { return }
-                    perform(node.received(message, on: connection.id, now: now))
+                    perform(node.received(messages, on: connection.id, now: now))
                 }
             },
             closed: { [self] connection, reason, wasEstablished in

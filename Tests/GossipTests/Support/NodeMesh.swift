@@ -46,6 +46,11 @@ final class NodeMesh {
     private var queue: [Delivery] = []
     var now: Milliseconds = 0
     var msPerMessage: Milliseconds = 0
+    /// Hands a node every message queued in a row for the same connection
+    /// at once, as the TCP shell does while the node is busy storing.
+    var deliversRuns = false
+    /// The most messages handed over in one call so far.
+    private(set) var longestRun = 0
 
     init(
         _ names: [String], configure: (inout SyncNode.Configuration) -> Void = { _ in }
@@ -133,8 +138,16 @@ final class NodeMesh {
     private func deliverAll() {
         while !queue.isEmpty {
             let delivery = queue.removeFirst()
+            var run = [delivery.message]
+            while deliversRuns, let next = queue.first, next.to == delivery.to, next.connection == delivery.connection {
+                run.append(queue.removeFirst().message)
+            }
+            longestRun = max(longestRun, run.count)
             now += msPerMessage
-            let effects = self[delivery.to].node.received(delivery.message, on: delivery.connection, now: now)
+            let effects =
+                run.count == 1
+                ? self[delivery.to].node.received(delivery.message, on: delivery.connection, now: now)
+                : self[delivery.to].node.received(run, on: delivery.connection, now: now)
             enqueue(effects, from: delivery.to)
         }
     }
