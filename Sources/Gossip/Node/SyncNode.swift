@@ -61,6 +61,10 @@ public final class SyncNode {
     private(set) var lastExternalChange: Int64
     /// `lastExternalChange` when `localState` was computed.
     var localStateExternalChange: Int64?
+    /// The cursor and external change counter at the last anti-entropy
+    /// round, to tell a quiet log from a busy one.
+    private var cursorAtLastRound: VectorCursor?
+    private var externalChangeAtLastRound: Int64?
     /// Counters for `metrics()`; the gauges are filled when asked.
     var counters = SyncMetrics()
     /// Feed slots where a fork was seen, to count each once.
@@ -206,7 +210,13 @@ public final class SyncNode {
         }
         if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
             lastAntiEntropyAt = now
-            if !sessions.isEmpty { refreshLocalState() }
+            // Hash only once the log has been quiet for a whole round: while
+            // events keep coming, a summary is stale at once, and each one
+            // costs a scan of every projection and ~60 bytes per peer.
+            let quiet = cursor == cursorAtLastRound && lastExternalChange == externalChangeAtLastRound
+            cursorAtLastRound = cursor
+            externalChangeAtLastRound = lastExternalChange
+            if !sessions.isEmpty && quiet { refreshLocalState() }
             for id in sessions.keys.sorted() {
                 if localStateIsCurrent, let localState { sessions[id]!.localStateComputed(localState) }
                 effects += perform(sessions[id]!.tick(), on: id, now: now)
