@@ -45,6 +45,8 @@ struct HTTPAPITests {
         let (daemon, api) = try daemon()
         defer { _ = try? daemon.stop() }
         #expect(try json(try api.request("GET", "/health"))["status"]?.stringValue == "ok")
+        // Each request is logged at debug level.
+        #expect(daemon.waitForLog("msg=\"http request\"", "method=GET", "path=/health", "status=200"))
 
         let created = try create(api, "Bolts", 5)
         let id = try #require(created["entity_id"]?.stringValue)

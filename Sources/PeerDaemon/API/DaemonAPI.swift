@@ -22,11 +22,15 @@ final class DaemonAPI: @unchecked Sendable {
     let settings: Settings
     let metrics: DaemonMetrics
     let doubleTaps: DoubleTapFilter
+    private let log: @Sendable (LogRecord) -> Void
     private let lock = NSLock()
     private var stopping = false
 
-    init(service: GossipService, reads: ReadReplica, changes: ChangeSignal, settings: Settings, metrics: DaemonMetrics)
-    {
+    init(
+        service: GossipService, reads: ReadReplica, changes: ChangeSignal, settings: Settings, metrics: DaemonMetrics,
+        log: @escaping @Sendable (LogRecord) -> Void
+    ) {
+        self.log = log
         self.service = service
         self.reads = reads
         self.changes = changes
@@ -51,6 +55,13 @@ final class DaemonAPI: @unchecked Sendable {
             response = APIError.from(error).response
         }
         metrics.countRequest(status: response.status)
+        // Every request at debug level; a failure of the daemon's own at error level.
+        let fields = [("method", request.method), ("path", request.path), ("status", "\(response.status)")]
+        if response.status >= 500 {
+            log(LogRecord(.error, "http request failed", fields + [("error", Self.message(of: response))]))
+        } else {
+            log(LogRecord(.debug, "http request", fields))
+        }
         return response
     }
 
@@ -107,6 +118,11 @@ final class DaemonAPI: @unchecked Sendable {
         default:
             throw APIError.notFound("no such resource: \(request.path)")
         }
+    }
+
+    private static func message(of response: HTTPResponse) -> String {
+        guard case .bytes(let bytes) = response.body else { return "" }
+        return (try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)))?["error"]?["message"]?.stringValue ?? ""
     }
 
     /// Compares in constant time, so the token cannot be guessed byte by byte.

@@ -58,7 +58,7 @@ enum DaemonRuntime {
             let daemonAPI = DaemonAPI(
                 service: service, reads: reads, changes: changes,
                 settings: DaemonAPI.Settings(token: token, doubleTapWindowMs: settings.doubleTapWindowMs),
-                metrics: metrics)
+                metrics: metrics, log: logger.write)
             let httpServer = HTTPServer(
                 handler: { daemonAPI.handle($0) }, refused: { metrics.countRequest(status: $0) })
             let httpPort: UInt16
