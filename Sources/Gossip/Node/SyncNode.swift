@@ -117,12 +117,9 @@ public final class SyncNode {
         let directives = session.receive(message)
         sessions[id] = session
         let effects = perform(directives, on: id, now: now)
-        if let session = sessions[id], let peer = session.peer, session.progress == (0, 0) {
-            lastInSyncAt[peer.replicaID] = now
-        }
         var delivered = 0
         if case .events(let batch) = message { delivered = batch.events.count }
-        observeCatchUp(on: id, received: delivered, now: now)
+        noteProgress(on: id, received: delivered, now: now)
         return effects
     }
 
@@ -164,11 +161,17 @@ public final class SyncNode {
         let (answers, stored) = store(accepted, from: id)
         var effects = perform(answers + refusal, on: id, now: now)
         if stored { effects += broadcastCursor(except: id, now: now) }
+        noteProgress(on: id, received: accepted.reduce(0) { $0 + $1.events.count }, now: now)
+        return effects
+    }
+
+    /// After messages on a connection: when the two replicas were last in
+    /// sync, and the catch-up log.
+    private func noteProgress(on id: ConnectionID, received: Int, now: Milliseconds) {
         if let session = sessions[id], let peer = session.peer, session.progress == (0, 0) {
             lastInSyncAt[peer.replicaID] = now
         }
-        observeCatchUp(on: id, received: accepted.reduce(0) { $0 + $1.events.count }, now: now)
-        return effects
+        observeCatchUp(on: id, received: received, now: now)
     }
 
     /// Ingests `batches` in one transaction and returns the session's
