@@ -5,7 +5,10 @@ import Replica
 /// `/status` and `/peers`.
 extension DaemonAPI {
     func status() throws -> HTTPResponse {
-        let replica = try reads.read { try ReplicaStatus(log: $0) }
+        // The sync node hashes once the log is quiet; `peerd wait` polls this
+        // several times a second, so reuse that hash while it is current.
+        let known = service.localState()
+        let replica = try reads.read { try ReplicaStatus(log: $0, known: known) }
         let rows = service.peerTable()
         let connected = rows.filter { $0.state == .connected }
         let status = DaemonStatus(

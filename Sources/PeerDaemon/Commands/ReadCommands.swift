@@ -1,5 +1,6 @@
 import DaemonClient
 import Foundation
+import Gossip
 import Replica
 
 /// `peerd items`, `events`, `status`: read what this replica holds.
@@ -104,13 +105,21 @@ struct ReplicaStatus: Codable {
     var forks: Int64
     var poison_events: Int64
 
-    init(log: EventLog) throws {
+    /// `known`: a state summary already computed (by the sync node); used
+    /// instead of hashing every projection again when it describes the
+    /// cursor the log holds now.
+    init(log: EventLog, known: StateReport? = nil) throws {
         let cursor = try log.cursor()
         replica_id = log.replicaID
         self.cursor = cursor.feeds.map { CursorEntry(replica_id: $0.replicaID, scope: $0.scope, seq: cursor[$0]) }
         feeds = cursor.feeds.count
-        event_count = try log.eventCount()
-        state_hash = try log.stateHash()
+        if let known, known.cursor == cursor {
+            event_count = known.summary.eventCount
+            state_hash = known.summary.hash.hex
+        } else {
+            event_count = try log.eventCount()
+            state_hash = try log.stateHash()
+        }
         forks = try log.forkCount()
         poison_events = try log.poisonEventCount()
     }
