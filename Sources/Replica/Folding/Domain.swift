@@ -1,46 +1,37 @@
 import Foundation
 
-/// The outcome of folding events into one entity's projection.
-struct FoldOutcome {
-    /// The projection's canonical JSON.
-    var stateJSON: String
-    /// Events whose payload the domain could not decode.
-    var poisonEventIDs: [UUID]
-    /// The folded state itself (the domain's `EventSourcedEntity`), so that
-    /// the next fold on top of `stateJSON` need not decode it again.
-    var state: any Sendable
-}
-
 /// A type-erased `EventSourcedEntity`, as the event log stores and folds it.
+///
+/// Folding is split in three so that the log can apply many batches to a
+/// state in memory and encode it once, when it writes the projection row:
+/// `initialState` (decode the stored text, or start empty), `apply`, `encode`.
 public struct Domain: Sendable {
     /// The `entity_type` this domain folds.
     public let entityType: String
-    let foldEvents:
-        @Sendable (_ entityID: String, _ stateJSON: String?, _ decoded: (any Sendable)?, _ events: [Event]) ->
-            FoldOutcome
+    let decodeState: @Sendable (_ entityID: String, _ stateJSON: String?) -> any Sendable
+    let applyEvents: @Sendable (_ state: any Sendable, _ events: [Event], _ poison: inout [UUID]) -> any Sendable
+    let encodeState: @Sendable (_ state: any Sendable) -> String
     let validatePayload: @Sendable (_ payload: JSONValue) throws -> Void
 
     /// Wraps a concrete domain.
     public init<Entity: EventSourcedEntity>(_ type: Entity.Type) {
         entityType = Entity.entityType
-        foldEvents = { entityID, stateJSON, decoded, events in
-            var state: Entity
-            if let decoded = decoded as? Entity {
-                state = decoded
-            } else {
-                state =
-                    stateJSON.flatMap { try? CanonicalJSON.decode(Entity.self, from: $0) } ?? Entity(id: entityID)
-            }
-            var poison: [UUID] = []
+        decodeState = { entityID, stateJSON in
+            stateJSON.flatMap { try? CanonicalJSON.decode(Entity.self, from: $0) } ?? Entity(id: entityID)
+        }
+        applyEvents = { state, events, poison in
+            // The log only hands back states this domain made.
+            var entity = state as! Entity
             for event in events {
                 guard let decoded = try? CanonicalJSON.decode(Entity.Event.self, from: event.payload) else {
                     poison.append(event.eventID)
                     continue
                 }
-                state.apply(decoded, info: ModificationInfo(event))
+                entity.apply(decoded, info: ModificationInfo(event))
             }
-            return FoldOutcome(stateJSON: CanonicalJSON.text(of: state), poisonEventIDs: poison, state: state)
+            return entity
         }
+        encodeState = { state in CanonicalJSON.text(of: state as! Entity) }
         validatePayload = { payload in
             do {
                 _ = try JSONValueDecoder.decode(Entity.Event.self, from: payload)
@@ -58,13 +49,21 @@ public struct Domain: Sendable {
         return (try? validatePayload(value)) != nil
     }
 
-    /// Folds `events` (in canonical order, undone ones already removed) on
-    /// top of `stateJSON`, or of `decoded` when the caller still holds that
-    /// text decoded (a state the last fold returned for exactly that text).
-    func fold(entityID: String, from stateJSON: String?, decoded: (any Sendable)? = nil, _ events: [Event])
-        -> FoldOutcome
-    {
-        foldEvents(entityID, stateJSON, decoded, events)
+    /// The state stored as `stateJSON`, or the empty state when there is none.
+    func state(entityID: String, from stateJSON: String?) -> any Sendable {
+        decodeState(entityID, stateJSON)
+    }
+
+    /// Applies `events` (canonical order, undone ones already removed) to
+    /// `state`; the ids of events whose payload does not decode are added
+    /// to `poison` and the events skipped.
+    func apply(_ events: [Event], to state: any Sendable, poison: inout [UUID]) -> any Sendable {
+        applyEvents(state, events, &poison)
+    }
+
+    /// The canonical JSON of a state this domain made.
+    func encode(_ state: any Sendable) -> String {
+        encodeState(state)
     }
 }
 

@@ -9,7 +9,8 @@ extension EventLog {
     @discardableResult
     public func append(_ new: NewEvent, idempotencyKey: String? = nil) throws -> StoredEvent {
         try write {
-            try once(idempotencyKey) { try appendInTransaction([new])[0] }
+            try syncPending()
+            return try once(idempotencyKey) { try appendInTransaction([new])[0] }
         }
     }
 
@@ -17,7 +18,10 @@ extension EventLog {
     @discardableResult
     public func append(_ batch: [NewEvent]) throws -> [StoredEvent] {
         guard !batch.isEmpty else { return [] }
-        return try write { try appendInTransaction(batch) }
+        return try write {
+            try syncPending()
+            return try appendInTransaction(batch)
+        }
     }
 
     /// Appends an `Undone` for the newest event of the entity that is not
@@ -28,7 +32,8 @@ extension EventLog {
         entityType: String, entityID: String, scope: String = FeedID.defaultScope, idempotencyKey: String? = nil
     ) throws -> StoredEvent {
         try write {
-            try once(idempotencyKey) {
+            try syncPending()
+            return try once(idempotencyKey) {
                 let history = try entityHistory(EntityKey(type: entityType, id: entityID)).map(\.event)
                 guard let target = Fold.undoTarget(inCanonicalOrder: history) else {
                     throw EventLogError.nothingToUndo(entityType: entityType, entityID: entityID)
@@ -80,7 +85,7 @@ extension EventLog {
         }
         for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
         try storeClock(clock)
-        try foldInserted(inserted)
+        try foldInserted(inserted, batchSize: batch.count)
         return inserted.map(\.stored)
     }
 
@@ -127,15 +132,13 @@ extension EventLog {
         return target
     }
 
-    /// Every event of one entity, in canonical order.
+    /// Inside a transaction, after `syncPending()`: every event of one
+    /// entity, in canonical order.
     func entityHistory(_ entity: EntityKey) throws -> [StoredEvent] {
-        guard let row = try entityRowID(entity, create: false) else { return [] }
-        return try entityHistory(row: row)
-    }
-
-    /// Every event of the entity stored as `row`, in canonical order.
-    func entityHistory(row: Int64) throws -> [StoredEvent] {
-        try storedEvents("WHERE e.entity = ?", [.int(row)]).sorted { $0.event.orderKey < $1.event.orderKey }
+        guard let row = try entityRowID(entity, create: false), let head = try chainHead(entityRow: row) else {
+            return []
+        }
+        return try entityHistory(head: head)
     }
 
     private func eventForIdempotencyKey(_ key: String) throws -> StoredEvent? {

@@ -13,6 +13,7 @@ extension EventLog {
         guard !batch.isEmpty else { return IngestReport() }
         let byFeed = Dictionary(grouping: batch, by: \.feed)
         return try write {
+            try syncPending()
             var report = IngestReport()
             let heldClock = try storedClock()
             var clock = heldClock
@@ -26,7 +27,7 @@ extension EventLog {
             }
             // A batch of events already held writes nothing, so its commit costs no fsync.
             if clock != heldClock { try storeClock(clock) }
-            try foldInserted(inserted)
+            try foldInserted(inserted, batchSize: batch.count)
             report.stored = inserted.map(\.stored)
             return report
         }

@@ -7,16 +7,95 @@ struct InsertedEvent {
 }
 
 extension EventLog {
-    /// Brings the projections of every entity touched by `inserted` up to
-    /// date, inside the caller's write transaction.
-    ///
-    /// When all of an entity's new events sort after everything already
-    /// folded (and none is an undo), they are applied on top of the stored
-    /// projection; otherwise that one entity is refolded from its history.
-    func foldInserted(_ inserted: [InsertedEvent]) throws {
+    /// Inside a transaction: brings `pending` in line with the database.
+    /// When another connection wrote the projection rows since (or this
+    /// log never looked), the tail is folded afresh; events another
+    /// connection appended are folded in. Returns the result.
+    @discardableResult
+    func syncPending() throws -> PendingProjections {
+        let projected = Int64(try EventLog.readMeta(db, "projected_offset") ?? "0") ?? 0
+        let newest = try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0
+        var current = pending ?? PendingProjections(projectedOffset: projected, knownOffset: projected)
+        if current.projectedOffset != projected || current.knownOffset > newest {
+            current = PendingProjections(projectedOffset: projected, knownOffset: projected)
+        }
+        pending = nil  // until the tail is folded: a failure below must not leave half a fold
+        while current.knownOffset < newest {
+            let page = try storedEventsWithEntity(
+                "WHERE e.local_offset > ? AND e.local_offset <= ? ORDER BY e.local_offset LIMIT 5000",
+                [.int(current.knownOffset), .int(newest)])
+            guard let last = page.last else { break }
+            for event in page { current.heads[event.entityRow] = event.stored.offset }
+            try absorb(page, into: &current)
+            current.knownOffset = last.stored.offset
+        }
+        current.knownOffset = newest
+        pending = current
+        return current
+    }
+
+    /// Inside a write transaction, after `syncPending()`: the chain head of
+    /// an entity (its newest stored event), before `offset` is stored for it.
+    func chainHead(entityRow: Int64) throws -> Int64? {
+        if let head = pending?.heads[entityRow] { return head }
+        return try db.scalarInt("SELECT last_offset FROM entities WHERE id = ?", [.int(entityRow)])
+    }
+
+    /// Folds newly stored events into `pending` and writes the projection
+    /// rows when `batchSize` or the lag says so (see `Options.ProjectionWrites`).
+    func foldInserted(_ inserted: [InsertedEvent], batchSize: Int) throws {
+        guard var current = pending else { throw EventLogError.corrupt(path: path, reason: "projections not loaded") }
+        pending = nil
+        try absorb(inserted, into: &current)
+        if let newest = inserted.last?.stored.offset { current.knownOffset = max(current.knownOffset, newest) }
+        pending = current
+        let writes = options.projectionWrites
+        if batchSize < writes.deferFromBatchSize || current.lag >= Int64(writes.maxLagEvents)
+            || current.states.count >= writes.maxEntities
+        {
+            try writePending()
+        }
+    }
+
+    /// Writes the projection rows of every pending entity, the poison found
+    /// and `projected_offset`, inside the caller's write transaction.
+    func writePending() throws {
+        guard var current = pending, current.lag > 0 || !current.heads.isEmpty else { return }
+        pending = nil
+        let headOnly = try db.cached("UPDATE entities SET last_offset = ? WHERE id = ?")
+        for (entityRow, head) in current.heads.sorted(by: { $0.key < $1.key }) {
+            guard var folded = current.states[entityRow] else {
+                try headOnly.run([.int(head), .int(entityRow)])
+                continue
+            }
+            let stateJSON = folded.encoded()
+            try db.cached(
+                """
+                UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?, last_offset = ?
+                WHERE id = ?
+                """
+            ).run([
+                .text(stateJSON), .int(folded.lastKey.timeMs), .int(Int64(folded.lastKey.seq)),
+                .uuid(folded.lastKey.eventID), .int(head), .int(entityRow),
+            ])
+            foldedStates.store(FoldedStates.Entry(stateJSON: stateJSON, state: folded.state), for: entityRow)
+        }
+        for offset in current.poisonOffsets.sorted() {
+            try db.cached("INSERT OR IGNORE INTO poison (local_offset) VALUES (?)").run([.int(offset)])
+        }
+        try db.cached("UPDATE meta SET value = ? WHERE key = 'projected_offset'")
+            .run([.text(String(current.knownOffset))])
+        current = PendingProjections(projectedOffset: current.knownOffset, knownOffset: current.knownOffset)
+        pending = current
+    }
+
+    /// Folds `events` (stored, in any order) into `current`, one entity at a
+    /// time: on top of its state when they all sort after what it holds and
+    /// none is an undo, else refolded from the entity's whole history.
+    private func absorb(_ events: [InsertedEvent], into current: inout PendingProjections) throws {
         var byEntity: [Int64: [StoredEvent]] = [:]
         var order: [Int64] = []
-        for item in inserted where domains[item.stored.event.entityType] != nil {
+        for item in events where domains[item.stored.event.entityType] != nil {
             if byEntity[item.entityRow] == nil { order.append(item.entityRow) }
             byEntity[item.entityRow, default: []].append(item.stored)
         }
@@ -24,73 +103,58 @@ extension EventLog {
             guard let newEvents = byEntity[entityRow], let first = newEvents.first,
                 let domain = domains[first.event.entityType]
             else { continue }
-            try foldEntity(entityRow, entityID: first.event.entityID, domain: domain, newEvents: newEvents)
+            let newest = newEvents.map(\.offset).max()!
+            let base = try current.states[entityRow] ?? storedFold(entityRow, domain: domain)
+            current.states[entityRow] = try fold(
+                entityRow, entityID: first.event.entityID, domain: domain, base: base, newEvents: newEvents,
+                head: newest, poison: &current.poisonOffsets)
         }
     }
 
-    private func foldEntity(_ entityRow: Int64, entityID: String, domain: Domain, newEvents: [StoredEvent]) throws {
+    private func fold(
+        _ entityRow: Int64, entityID: String, domain: Domain, base: FoldedEntity?, newEvents: [StoredEvent],
+        head: Int64, poison: inout Set<Int64>
+    ) throws -> FoldedEntity {
         let sortedNew = newEvents.sorted { $0.event.orderKey < $1.event.orderKey }
-        let current = try projectionRow(entityRow)
-        let appliesOnTop =
-            current.map { current in
-                sortedNew[0].event.orderKey > current.lastKey
-                    && !sortedNew.contains { UndoneEvent.parse($0.event.payload) != nil }
-            } ?? false
-
-        let outcome: FoldOutcome
-        let lastKey: EventOrderKey
-        var history: [StoredEvent] = []
-        if appliesOnTop, let current {
-            outcome = domain.fold(
-                entityID: entityID, from: current.stateJSON, decoded: current.decoded, sortedNew.map(\.event))
-            lastKey = sortedNew[sortedNew.count - 1].event.orderKey
-        } else {
-            history = try entityHistory(row: entityRow)
-            let events = history.map(\.event)
-            let resolution = Fold.resolve(inCanonicalOrder: events)
-            var refolded = domain.fold(entityID: entityID, from: nil, resolution.effective)
-            // Poison is a property of the event, undone or not, so that every
-            // replica counts the same whatever order undo and target arrived in.
-            refolded.poisonEventIDs += resolution.cancelled.filter { !domain.decodes($0.payload) }.map(\.eventID)
-            outcome = refolded
-            lastKey = events[events.count - 1].orderKey
+        var poisonIDs: [UUID] = []
+        if let base, sortedNew[0].event.orderKey > base.lastKey,
+            !sortedNew.contains(where: { UndoneEvent.parse($0.event.payload) != nil })
+        {
+            let state = domain.apply(sortedNew.map(\.event), to: base.state, poison: &poisonIDs)
+            record(poisonIDs, in: sortedNew, into: &poison)
+            return FoldedEntity(domain: domain, state: state, lastKey: sortedNew[sortedNew.count - 1].event.orderKey)
         }
-        if !outcome.poisonEventIDs.isEmpty {
-            let folded = appliesOnTop ? sortedNew : history
-            let offsets = Dictionary(folded.map { ($0.event.eventID, $0.offset) }, uniquingKeysWith: { a, _ in a })
-            for poisonID in outcome.poisonEventIDs {
-                guard let offset = offsets[poisonID] else { continue }
-                try db.cached("INSERT OR IGNORE INTO poison (local_offset) VALUES (?)").run([.int(offset)])
-            }
-        }
-        try db.cached(
-            """
-            UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?
-            WHERE id = ?
-            """
-        ).run([
-            .text(outcome.stateJSON), .int(lastKey.timeMs), .int(Int64(lastKey.seq)),
-            .uuid(lastKey.eventID), .int(entityRow),
-        ])
-        foldedStates.store(FoldedStates.Entry(stateJSON: outcome.stateJSON, state: outcome.state), for: entityRow)
+        let history = try entityHistory(head: head)
+        let resolution = Fold.resolve(inCanonicalOrder: history.map(\.event))
+        let state = domain.apply(
+            resolution.effective, to: domain.state(entityID: entityID, from: nil), poison: &poisonIDs)
+        // Poison is a property of the event, undone or not, so that every
+        // replica counts the same whatever order undo and target arrived in.
+        poisonIDs += resolution.cancelled.filter { !domain.decodes($0.payload) }.map(\.eventID)
+        record(poisonIDs, in: history, into: &poison)
+        return FoldedEntity(domain: domain, state: state, lastKey: history[history.count - 1].event.orderKey)
     }
 
-    private struct ProjectionRow {
-        var stateJSON: String
-        var lastKey: EventOrderKey
-        /// The state `stateJSON` decodes to, when `foldedStates` holds it.
-        var decoded: (any Sendable)?
+    private func record(_ poisonIDs: [UUID], in events: [StoredEvent], into poison: inout Set<Int64>) {
+        guard !poisonIDs.isEmpty else { return }
+        let ids = Set(poisonIDs)
+        for stored in events where ids.contains(stored.event.eventID) { poison.insert(stored.offset) }
     }
 
-    private func projectionRow(_ entityRow: Int64) throws -> ProjectionRow? {
+    /// The projection row of an entity as stored, decoded.
+    private func storedFold(_ entityRow: Int64, domain: Domain) throws -> FoldedEntity? {
         let statement = try db.cached(
-            "SELECT state, last_time_ms, last_seq, last_event_id FROM entities WHERE id = ? AND state IS NOT NULL")
+            "SELECT state, last_time_ms, last_seq, last_event_id, entity_id FROM entities WHERE id = ? AND state IS NOT NULL"
+        )
         try statement.bind([.int(entityRow)])
         guard try statement.step(), let eventID = statement.uuid(3) else { return nil }
         let key = EventOrderKey(timeMs: statement.int64(1), seq: UInt64(statement.int64(2)), eventID: eventID)
         if let held = foldedStates.entry(entityRow), statement.text(0, equals: held.stateJSON) {
-            return ProjectionRow(stateJSON: held.stateJSON, lastKey: key, decoded: held.state)
+            return FoldedEntity(domain: domain, state: held.state, lastKey: key, stateJSON: held.stateJSON)
         }
-        return ProjectionRow(stateJSON: statement.text(0), lastKey: key)
+        let stateJSON = statement.text(0)
+        return FoldedEntity(
+            domain: domain, state: domain.state(entityID: statement.text(4), from: stateJSON), lastKey: key,
+            stateJSON: stateJSON)
     }
 }

@@ -50,7 +50,10 @@ extension EventLog {
 
     /// Every event of one entity, in canonical order.
     public func events(entityType: String, entityID: String) throws -> [StoredEvent] {
-        try read { try entityHistory(EntityKey(type: entityType, id: entityID)) }
+        try read {
+            try syncPending()
+            return try entityHistory(EntityKey(type: entityType, id: entityID))
+        }
     }
 
     /// The events of one feed with seq in `range`, in seq order.

@@ -4,8 +4,22 @@ extension EventLog {
     /// The select list and joins that read a `StoredEvent`; see `storedEvent(from:)`.
     static let storedEventSelect = """
         SELECT e.local_offset, e.event_id, f.replica_id, f.scope, e.seq, e.time_ms,
-               n.entity_type, n.entity_id, e.payload, e.arrival_ms
+               n.entity_type, n.entity_id, e.payload, e.arrival_ms, e.entity
         FROM events e JOIN feeds f ON f.id = e.feed JOIN entities n ON n.id = e.entity
+        """
+
+    /// One entity's events, newest first, by walking `entity_prev` from the
+    /// event at offset `?` (the chain replaces an index on `entity`).
+    static let entityChainSelect = """
+        WITH RECURSIVE chain(offset) AS (
+            SELECT ?
+            UNION ALL
+            SELECT e.entity_prev FROM chain c JOIN events e ON e.local_offset = c.offset
+            WHERE e.entity_prev IS NOT NULL)
+        SELECT e.local_offset, e.event_id, f.replica_id, f.scope, e.seq, e.time_ms,
+               n.entity_type, n.entity_id, e.payload, e.arrival_ms, e.entity
+        FROM chain c CROSS JOIN events e ON e.local_offset = c.offset
+             JOIN feeds f ON f.id = e.feed JOIN entities n ON n.id = e.entity
         """
 
     /// Decodes the current row of a statement built on `storedEventSelect`.
@@ -26,25 +40,44 @@ extension EventLog {
 
     /// Runs a query built on `storedEventSelect` and collects its rows.
     func storedEvents(_ sqlTail: String, _ arguments: [SQLiteValue]) throws -> [StoredEvent] {
-        let statement = try db.cached(EventLog.storedEventSelect + " " + sqlTail)
+        try storedEventsWithEntity(sqlTail, arguments).map(\.stored)
+    }
+
+    /// As `storedEvents`, each event with its entity row.
+    func storedEventsWithEntity(
+        _ sqlTail: String, _ arguments: [SQLiteValue], select: String = EventLog.storedEventSelect
+    ) throws -> [InsertedEvent] {
+        let statement = try db.cached(select + " " + sqlTail)
         try statement.bind(arguments)
-        var events: [StoredEvent] = []
-        while try statement.step() { events.append(try storedEvent(from: statement)) }
+        var events: [InsertedEvent] = []
+        while try statement.step() {
+            events.append(InsertedEvent(stored: try storedEvent(from: statement), entityRow: statement.int64(10)))
+        }
         return events
     }
 
-    /// Stores one event row; returns its local offset.
+    /// Every event of one entity up to its event at offset `head`, in canonical order.
+    func entityHistory(head: Int64) throws -> [StoredEvent] {
+        try storedEventsWithEntity("", [.int(head)], select: EventLog.entityChainSelect).map(\.stored)
+            .sorted { $0.event.orderKey < $1.event.orderKey }
+    }
+
+    /// Inside a write transaction, after `syncPending()`: stores one event
+    /// row, chained to its entity's previous event; returns its local offset.
     func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> Int64 {
+        let previous = try chainHead(entityRow: entityRow)
         try db.cached(
             """
-            INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms, entity_prev)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).run([
             .int(feedRow), .int(Int64(event.seq)), .uuid(event.eventID), .int(event.timeMs),
-            .int(entityRow), .text(event.payload), .int(arrivalMs),
+            .int(entityRow), .text(event.payload), .int(arrivalMs), previous.map { .int($0) } ?? .null,
         ])
-        return db.lastInsertRowID
+        let offset = db.lastInsertRowID
+        pending?.heads[entityRow] = offset
+        return offset
     }
 
     /// The event id stored at a feed slot, if any.

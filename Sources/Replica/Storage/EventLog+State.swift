@@ -4,22 +4,34 @@ extension EventLog {
     /// The folded state of one entity, or nil when it has no folded event.
     public func projection<Entity: EventSourcedEntity>(_ type: Entity.Type, id: String) throws -> Entity? {
         try read {
-            let statement = try db.cached(
-                "SELECT state FROM entities WHERE entity_type = ? AND entity_id = ? AND state IS NOT NULL")
+            var current = try syncPending()
+            let statement = try db.cached("SELECT id, state FROM entities WHERE entity_type = ? AND entity_id = ?")
             try statement.bind([.text(Entity.entityType), .text(id)])
             guard try statement.step() else { return nil }
-            return try decodeProjection(Entity.self, statement.text(0))
+            let entityRow = statement.int64(0)
+            if let folded = current.states[entityRow] {
+                return try decodeProjection(Entity.self, folded.state, &current, entityRow)
+            }
+            return statement.isNull(1) ? nil : try decodeProjection(Entity.self, statement.text(1))
         }
     }
 
     /// Every folded entity of a domain, ordered by entity id.
     public func projections<Entity: EventSourcedEntity>(_ type: Entity.Type) throws -> [Entity] {
         try read {
+            var current = try syncPending()
             let statement = try db.cached(
-                "SELECT state FROM entities WHERE entity_type = ? AND state IS NOT NULL ORDER BY entity_id")
+                "SELECT id, state FROM entities WHERE entity_type = ? ORDER BY entity_id")
             try statement.bind([.text(Entity.entityType)])
             var result: [Entity] = []
-            while try statement.step() { result.append(try decodeProjection(Entity.self, statement.text(0))) }
+            while try statement.step() {
+                let entityRow = statement.int64(0)
+                if let folded = current.states[entityRow] {
+                    result.append(try decodeProjection(Entity.self, folded.state, &current, entityRow))
+                } else if !statement.isNull(1) {
+                    result.append(try decodeProjection(Entity.self, statement.text(1)))
+                }
+            }
             return result
         }
     }
@@ -31,22 +43,35 @@ extension EventLog {
     /// `entity_type 0x00 entity_id 0x00 state-json 0x0A`.
     public func stateHash() throws -> String {
         try read {
+            try syncPending()
             let statement = try db.cached(
-                """
-                SELECT entity_type, entity_id, state FROM entities
-                WHERE state IS NOT NULL ORDER BY entity_type, entity_id
-                """)
+                "SELECT id, entity_type, entity_id, state FROM entities ORDER BY entity_type, entity_id")
             var hash = SHA256()
             while try statement.step() {
-                hash.update(statement.text(0))
-                hash.update([0])
+                let entityRow = statement.int64(0)
+                let pendingJSON = pending?.states[entityRow]?.encoded()
+                guard pendingJSON != nil || !statement.isNull(3) else { continue }
                 hash.update(statement.text(1))
                 hash.update([0])
                 hash.update(statement.text(2))
+                hash.update([0])
+                if let pendingJSON { hash.update(pendingJSON) } else { hash.update(statement.text(3)) }
                 hash.update([0x0A])
             }
             return hash.finalizeHex()
         }
+    }
+
+    /// A pending state as the domain's type; the same check as for a stored
+    /// one, through its canonical text when it is not already of that type.
+    private func decodeProjection<Entity: EventSourcedEntity>(
+        _ type: Entity.Type, _ state: any Sendable, _ current: inout PendingProjections, _ entityRow: Int64
+    ) throws -> Entity {
+        if let entity = state as? Entity { return entity }
+        guard let json = current.states[entityRow]?.encoded() else {
+            throw EventLogError.corrupt(path: path, reason: "pending \(Entity.entityType) state is missing")
+        }
+        return try decodeProjection(Entity.self, json)
     }
 
     private func decodeProjection<Entity: EventSourcedEntity>(_ type: Entity.Type, _ json: String) throws -> Entity {

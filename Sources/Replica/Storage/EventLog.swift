@@ -32,6 +32,30 @@ public final class EventLog {
         /// Makes the id of each local event: random version-4 UUIDs. A
         /// simulator passes a seeded source so that a run replays exactly.
         public var eventIDs: @Sendable () -> UUID = { UUID.random() }
+        /// When the projection rows are written.
+        public var projectionWrites = ProjectionWrites()
+
+        /// When the projection rows are written. Reads always see every
+        /// stored event folded, whatever the rows hold (docs/storage.md).
+        public struct ProjectionWrites: Sendable {
+            /// A batch of fewer events writes every pending projection row
+            /// in its own transaction; a larger one (a catch-up page, an
+            /// import) leaves them pending in memory.
+            public var deferFromBatchSize = 256
+            /// Pending rows are written once this many events are pending...
+            public var maxLagEvents = 20_000
+            /// ...or this many entities.
+            public var maxEntities = 8_192
+
+            public init() {}
+
+            /// Every transaction writes its projection rows.
+            public static let immediate: ProjectionWrites = {
+                var writes = ProjectionWrites()
+                writes.deferFromBatchSize = Int.max
+                return writes
+            }()
+        }
 
         public init() {}
     }
@@ -47,6 +71,9 @@ public final class EventLog {
     let domains: [String: Domain]
     var interned = InternedIDs()
     var foldedStates = FoldedStates()
+    /// The fold of the events the projection rows do not hold yet; nil
+    /// until a transaction has read it (`syncPending()`).
+    var pending: PendingProjections?
 
     private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
         self.path = path
@@ -153,6 +180,7 @@ public final class EventLog {
             } catch {
                 interned = InternedIDs()
                 foldedStates = FoldedStates()
+                pending = nil
                 throw error
             }
         }
@@ -161,5 +189,22 @@ public final class EventLog {
     /// A read transaction: every read inside sees one snapshot.
     func read<T>(_ body: () throws -> T) throws -> T {
         try EventLog.withWrappedErrors(path: path) { try db.readTransaction(body) }
+    }
+
+    /// Writes the projection rows still pending in memory, if any. A daemon
+    /// calls this when its write queue falls idle after a catch-up, so that
+    /// `sqlite3` readers of the `items` view see the latest state.
+    public func writePendingProjections() throws {
+        if let pending, pending.lag == 0, pending.heads.isEmpty { return }
+        try write {
+            try syncPending()
+            try writePending()
+        }
+    }
+
+    /// True when this log holds folded state that its projection rows do not.
+    public var hasPendingProjections: Bool {
+        guard let pending else { return false }
+        return pending.lag > 0 || !pending.heads.isEmpty
     }
 }

@@ -9,7 +9,7 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1]
+    static let migrations: [String] = [version1, version2]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -88,5 +88,21 @@ enum Schema {
                json_extract(state, '$.deleted') AS deleted,
                json_extract(state, '$.last_modified_ms') AS last_modified_ms
         FROM entities WHERE entity_type = 'item' AND state IS NOT NULL;
+        """
+
+    /// Version 2: no index on `events (entity)`. Each event names the
+    /// entity's previous event (`entity_prev`, a chain walked by rowid) and
+    /// each entity its newest (`last_offset`), so an insert writes no random
+    /// index page. Projection rows may lag the log: `meta.projected_offset`
+    /// says up to which local offset they are folded (docs/storage.md).
+    private static let version2 = """
+        ALTER TABLE events ADD COLUMN entity_prev INTEGER;
+        ALTER TABLE entities ADD COLUMN last_offset INTEGER;
+        UPDATE events SET entity_prev = (
+            SELECT max(p.local_offset) FROM events p
+            WHERE p.entity = events.entity AND p.local_offset < events.local_offset);
+        UPDATE entities SET last_offset = (SELECT max(local_offset) FROM events WHERE entity = entities.id);
+        DROP INDEX events_by_entity;
+        INSERT INTO meta (key, value) SELECT 'projected_offset', coalesce(max(local_offset), 0) FROM events;
         """
 }

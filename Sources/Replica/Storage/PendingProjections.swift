@@ -1,0 +1,49 @@
+/// The fold of the events that the projection rows do not hold yet: those
+/// after `meta.projected_offset`, up to `knownOffset`.
+///
+/// A large batch (a catch-up, an import) folds into this in memory, and the
+/// rows are written once for many batches (`EventLog.Options.ProjectionWrites`)
+/// instead of once per batch, which turned every commit into hundreds of
+/// scattered page writes. The events themselves are always committed first,
+/// so a crash loses no event; the next transaction folds the tail again.
+struct PendingProjections {
+    /// `meta.projected_offset` as this log last read or wrote it.
+    var projectedOffset: Int64
+    /// The newest local offset folded here.
+    var knownOffset: Int64
+    /// Per entity row with an event in the tail: its newest event's offset
+    /// (the head of the entity's chain, `entities.last_offset` to be).
+    var heads: [Int64: Int64] = [:]
+    /// Per entity row of a folded type with an event in the tail: its state.
+    var states: [Int64: FoldedEntity] = [:]
+    /// Events in the tail whose payload their domain cannot decode.
+    var poisonOffsets: Set<Int64> = []
+
+    init(projectedOffset: Int64, knownOffset: Int64) {
+        self.projectedOffset = projectedOffset
+        self.knownOffset = knownOffset
+    }
+
+    /// How many events the projection rows lag behind (about: offsets of
+    /// rolled-back inserts may be skipped).
+    var lag: Int64 { knownOffset - projectedOffset }
+}
+
+/// One entity's folded state, in memory.
+struct FoldedEntity {
+    var domain: Domain
+    /// The domain's `EventSourcedEntity` value.
+    var state: any Sendable
+    /// The canonical key of the newest event folded in.
+    var lastKey: EventOrderKey
+    /// `state` encoded, once something asked for it.
+    var stateJSON: String?
+
+    /// The canonical JSON of the state, encoded once.
+    mutating func encoded() -> String {
+        if let stateJSON { return stateJSON }
+        let text = domain.encode(state)
+        stateJSON = text
+        return text
+    }
+}
