@@ -23,7 +23,10 @@ public struct Domain: Sendable {
             // The log only hands back states this domain made.
             var entity = state as! Entity
             for event in events {
-                guard let decoded = try? CanonicalJSON.decode(Entity.Event.self, from: event.payload) else {
+                guard
+                    let decoded = Entity.decodeStoredEvent(event.payload)
+                        ?? (try? CanonicalJSON.decode(Entity.Event.self, from: event.payload))
+                else {
                     poison.append(event.eventID)
                     continue
                 }
@@ -31,7 +34,7 @@ public struct Domain: Sendable {
             }
             return entity
         }
-        encodeState = { state in CanonicalJSON.text(of: state as! Entity) }
+        encodeState = { state in (state as! Entity).canonicalJSON }
         validatePayload = { payload in
             do {
                 _ = try JSONValueDecoder.decode(Entity.Event.self, from: payload)

@@ -45,6 +45,19 @@ public protocol EventSourcedEntity: Codable, Sendable, Equatable {
     init(id: String)
     /// Given the current state and one event, produce the next state.
     mutating func apply(_ event: Event, info: ModificationInfo)
+
+    /// A fast path for hot domains: the event in a stored (canonical)
+    /// payload, or nil to let `Codable` decode it. It must never decode a
+    /// payload differently than `Codable` would. The default returns nil.
+    static func decodeStoredEvent(_ payload: String) -> Event?
+    /// The state's canonical JSON, exactly `CanonicalJSON.text(of: self)`
+    /// (the default); a hot domain may write it directly.
+    var canonicalJSON: String { get }
+}
+
+extension EventSourcedEntity {
+    public static func decodeStoredEvent(_ payload: String) -> Event? { nil }
+    public var canonicalJSON: String { CanonicalJSON.text(of: self) }
 }
 
 /// The generic `Undone {event_id}` event: the fold skips its target.

@@ -40,6 +40,27 @@ public struct Item: EventSourcedEntity, Hashable {
         lastModifiedMs = info.timeMs
     }
 
+    public static func decodeStoredEvent(_ payload: String) -> ItemEvent? {
+        ItemEvent(storedPayload: payload)
+    }
+
+    /// Written directly (the fold encodes a state per entity per write);
+    /// the tests check it equals the `Codable` encoding below.
+    public var canonicalJSON: String {
+        var text = deleted ? #"{"deleted":true,"id":"# : #"{"deleted":false,"id":"#
+        EventJSON.appendQuoted(id, to: &text)
+        text += #","last_modified_ms":"#
+        text += String(lastModifiedMs)
+        text += #","name":"#
+        EventJSON.appendQuoted(name, to: &text)
+        text += #","note":"#
+        if let note { EventJSON.appendQuoted(note, to: &text) } else { text += "null" }
+        text += #","quantity":"#
+        text += String(quantity)
+        text += "}"
+        return text
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, name, quantity, note, deleted
         case lastModifiedMs = "last_modified_ms"

@@ -68,6 +68,34 @@ public enum ItemEvent: Codable, Sendable, Hashable {
         }
     }
 
+    /// The event in a plain canonical payload with exactly its type's
+    /// fields; nil for anything else, which `Codable` then decides.
+    init?(storedPayload payload: String) {
+        guard let members = FlatJSONObject.members(of: payload) else { return nil }
+        var type: String?
+        var name: String?
+        var quantity: Int64?
+        var note: String??
+        for (key, value) in members {
+            switch (key, value) {
+            case ("type", .string(let text)): type = text
+            case ("name", .string(let text)): name = text
+            case ("quantity", .int(let number)): quantity = number
+            case ("note", .string(let text)): note = .some(text)
+            case ("note", .null): note = .some(nil)
+            default: return nil
+            }
+        }
+        switch (type, name, quantity, note) {
+        case ("Created", let name?, let quantity?, nil): self = .created(name: name, quantity: quantity)
+        case ("Renamed", let name?, nil, nil): self = .renamed(name: name)
+        case ("QuantityChanged", nil, let quantity?, nil): self = .quantityChanged(quantity: quantity)
+        case ("NoteChanged", nil, nil, let note?): self = .noteChanged(note: note)
+        case ("Deleted", nil, nil, nil): self = .deleted
+        default: return nil
+        }
+    }
+
     /// The canonical JSON payload of this event.
     public var payload: String { CanonicalJSON.text(of: self) }
 }

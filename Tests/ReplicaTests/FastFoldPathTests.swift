@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import Replica
+
+/// The Item domain's direct decoder and encoder must agree with `Codable`
+/// byte for byte: a replica that took one path and a replica that took the
+/// other would otherwise report different state hashes.
+@Suite("Item fast paths agree with Codable")
+struct FastFoldPathTests {
+    static let alphabet: [String] = [
+        "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "\u{7F}", "é", "e\u{301}", "ß", "日",
+        "🦀", "\u{2028}", "{", "}", ",", ":",
+    ]
+
+    static func randomText(_ rng: inout SplitMix64) -> String {
+        let length = Int.random(in: 0...12, using: &rng)
+        return (0..<length).map { _ in alphabet.randomElement(using: &rng)! }.joined()
+    }
+
+    static func randomInteger(_ rng: inout SplitMix64) -> Int64 {
+        let special: [Int64] = [0, -1, 1, 9, 10, Int64.max, Int64.min, 999_999_999_999_999_999, -1_000_000_000_000_000_000]
+        return Bool.random(using: &rng) ? special.randomElement(using: &rng)! : Int64.random(in: -5000...5000, using: &rng)
+    }
+
+    @Test("Item.canonicalJSON equals the Codable encoding for random items")
+    func encoderAgrees() {
+        var rng = SplitMix64(seed: 0x17E4)
+        for _ in 0..<2_000 {
+            var item = Item(id: Self.randomText(&rng))
+            item.name = Self.randomText(&rng)
+            item.quantity = Self.randomInteger(&rng)
+            item.note = Bool.random(using: &rng) ? nil : Self.randomText(&rng)
+            item.deleted = Bool.random(using: &rng)
+            item.lastModifiedMs = Self.randomInteger(&rng)
+            #expect(item.canonicalJSON == CanonicalJSON.text(of: item))
+        }
+    }
+
+    @Test("A stored payload decodes to what Codable decodes, or is left to Codable")
+    func decoderAgreesOnRandomEvents() throws {
+        var rng = SplitMix64(seed: 0xDEC0DE)
+        var decodedFast = 0
+        for _ in 0..<2_000 {
+            let event: ItemEvent
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0: event = .created(name: Self.randomText(&rng), quantity: Self.randomInteger(&rng))
+            case 1: event = .renamed(name: Self.randomText(&rng))
+            case 2: event = .quantityChanged(quantity: Self.randomInteger(&rng))
+            case 3: event = .noteChanged(note: Bool.random(using: &rng) ? nil : Self.randomText(&rng))
+            default: event = .deleted
+            }
+            let payload = event.payload
+            let fast = Item.decodeStoredEvent(payload)
+            if fast != nil { decodedFast += 1 }
+            #expect(fast == nil || fast == event, "\(payload)")
+        }
+        // Names without escapes are the common case and must take the fast path.
+        #expect(decodedFast > 500)
+    }
+
+    @Test(
+        "Payloads the fast path must leave to Codable, or decode exactly alike",
+        arguments: [
+            #"{"quantity":007,"type":"QuantityChanged"}"#, #"{"quantity":7.0,"type":"QuantityChanged"}"#,
+            #"{"quantity":7e0,"type":"QuantityChanged"}"#, #"{"quantity":1234567890123456789,"type":"QuantityChanged"}"#,
+            #"{"quantity":-0,"type":"QuantityChanged"}"#, #"{"type":"QuantityChanged","quantity":7}"#,
+            #"{"quantity":7,"quantity":8,"type":"QuantityChanged"}"#, #"{ "quantity":7,"type":"QuantityChanged"}"#,
+            #"{"extra":1,"quantity":7,"type":"QuantityChanged"}"#, #"{"type":"NoteChanged"}"#,
+            #"{"note":null,"type":"NoteChanged"}"#, #"{"name":"a","note":"b","quantity":1,"type":"Created"}"#,
+            #"{"name":"a\"b","type":"Renamed"}"#, #"{"name":"a\u0041","type":"Renamed"}"#, #"{"type":"Exploded"}"#,
+            #"{"type":"Deleted"}"#, #"{"type":"Deleted"}x"#, #"{}"#, #"{"name":{"a":1},"type":"Renamed"}"#,
+            #"{"quantity":"7","type":"QuantityChanged"}"#, #"{"quantity":true,"type":"QuantityChanged"}"#,
+            "{\"name\":\"tab\tin\",\"type\":\"Renamed\"}", #"{"quantity":-,"type":"QuantityChanged"}"#,
+            #"{"quantity":-12,"type":"QuantityChanged"}"#, #"{"name":"","quantity":0,"type":"Created"}"#,
+            "", "[]", #"{"type":"Deleted""#,
+        ])
+    func decoderAgreesOnEdgeCases(payload: String) {
+        let generic = try? CanonicalJSON.decode(ItemEvent.self, from: payload)
+        let fast = Item.decodeStoredEvent(payload)
+        if generic == nil { #expect(fast == nil, "\(payload) would be poison, not \(String(describing: fast))") }
+        if let fast { #expect(fast == generic, "\(payload)") }
+    }
+}
