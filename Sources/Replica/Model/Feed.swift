@@ -1,3 +1,5 @@
+import Foundation
+
 /// A feed: every event of one origin replica in one scope, numbered 1, 2, 3, ...
 ///
 /// A replica only appends to its own feeds, and every replica holds a
@@ -19,7 +21,7 @@ public struct FeedID: Hashable, Comparable, Sendable, CustomStringConvertible {
     // Identity and order are by UTF-8 bytes, as SQLite compares them: Swift's
     // `String ==` would merge ids that differ only in Unicode normalization.
     public static func == (lhs: FeedID, rhs: FeedID) -> Bool {
-        lhs.replicaID.utf8.elementsEqual(rhs.replicaID.utf8) && lhs.scope.utf8.elementsEqual(rhs.scope.utf8)
+        lhs.replicaID.hasSameUTF8(as: rhs.replicaID) && lhs.scope.hasSameUTF8(as: rhs.scope)
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -41,7 +43,22 @@ extension Hasher {
     /// Feeds the UTF-8 bytes of a string and a terminator, so that ids are
     /// hashed as the bytes SQLite stores.
     mutating func combine(bytes: String.UTF8View) {
-        for byte in bytes { combine(byte) }
+        let contiguous: Void? = bytes.withContiguousStorageIfAvailable { combine(bytes: UnsafeRawBufferPointer($0)) }
+        if contiguous == nil { Array(bytes).withUnsafeBytes { combine(bytes: $0) } }
         combine(0xFF as UInt8)
+    }
+}
+
+extension String {
+    /// True when both strings have the same UTF-8 bytes (`==` would also
+    /// call strings equal that differ only in Unicode normalization).
+    func hasSameUTF8(as other: String) -> Bool {
+        let same = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in
+                mine.count == theirs.count
+                    && (mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0)
+            }
+        }
+        return (same ?? nil) ?? utf8.elementsEqual(other.utf8)
     }
 }

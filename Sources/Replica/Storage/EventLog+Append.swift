@@ -76,12 +76,8 @@ extension EventLog {
                 timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs),
                 entityType: new.entityType, entityID: new.entityID, payload: payload)
             let entityRow = try entityRowID(EntityKey(type: new.entityType, id: new.entityID), create: true)!
-            let offset = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs)
+            inserted.append(try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs))
             heads[feed] = (feedRow, head + 1)
-            inserted.append(
-                InsertedEvent(
-                    stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow)
-            )
         }
         for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
         try storeClock(clock)

@@ -77,10 +77,7 @@ extension EventLog {
             let row = try feedRow ?? feedRowID(feed, create: true)!
             feedRow = row
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
-            let offset = try insertEventRow(event, feedRow: row, entityRow: entityRow, arrivalMs: wallMs)
-            inserted.append(
-                InsertedEvent(
-                    stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: wallMs), entityRow: entityRow))
+            inserted.append(try insertEventRow(event, feedRow: row, entityRow: entityRow, arrivalMs: wallMs))
             head = event.seq
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }

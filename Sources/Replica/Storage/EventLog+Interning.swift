@@ -14,7 +14,7 @@ struct EntityKey: Hashable {
     var id: String
 
     static func == (lhs: EntityKey, rhs: EntityKey) -> Bool {
-        lhs.type.utf8.elementsEqual(rhs.type.utf8) && lhs.id.utf8.elementsEqual(rhs.id.utf8)
+        lhs.type.hasSameUTF8(as: rhs.type) && lhs.id.hasSameUTF8(as: rhs.id)
     }
 
     func hash(into hasher: inout Hasher) {

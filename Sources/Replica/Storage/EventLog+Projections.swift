@@ -4,6 +4,8 @@ import Foundation
 struct InsertedEvent {
     var stored: StoredEvent
     var entityRow: Int64
+    /// True for the entity's first stored event (no `entity_prev`).
+    var startsChain: Bool
 }
 
 extension EventLog {
@@ -93,29 +95,34 @@ extension EventLog {
     /// time: on top of its state when they all sort after what it holds and
     /// none is an undo, else refolded from the entity's whole history.
     private func absorb(_ events: [InsertedEvent], into current: inout PendingProjections) throws {
-        var byEntity: [Int64: [StoredEvent]] = [:]
-        var order: [Int64] = []
-        for item in events where domains[item.stored.event.entityType] != nil {
-            if byEntity[item.entityRow] == nil { order.append(item.entityRow) }
-            byEntity[item.entityRow, default: []].append(item.stored)
-        }
-        for entityRow in order {
-            guard let newEvents = byEntity[entityRow], let first = newEvents.first,
-                let domain = domains[first.event.entityType]
-            else { continue }
+        // The events of folded types, grouped by entity, arrival order kept within each.
+        var positions = events.indices.filter { domains[events[$0].stored.event.entityType] != nil }
+        positions.sort { (events[$0].entityRow, $0) < (events[$1].entityRow, $1) }
+        var start = 0
+        while start < positions.count {
+            let entityRow = events[positions[start]].entityRow
+            var end = start + 1
+            while end < positions.count, events[positions[end]].entityRow == entityRow { end += 1 }
+            let newEvents = positions[start..<end].map { events[$0].stored }
+            // The entity's whole history when it begins in this group.
+            let wholeHistory = positions[start..<end].contains { events[$0].startsChain }
+            start = end
+            let first = newEvents[0].event
+            guard let domain = domains[first.entityType] else { continue }
             let newest = newEvents.map(\.offset).max()!
             let base = try current.states[entityRow] ?? storedFold(entityRow, domain: domain)
             current.states[entityRow] = try fold(
-                entityRow, entityID: first.event.entityID, domain: domain, base: base, newEvents: newEvents,
-                head: newest, poison: &current.poisonOffsets)
+                entityRow, entityID: first.entityID, domain: domain, base: base, newEvents: newEvents,
+                head: wholeHistory ? nil : newest, poison: &current.poisonOffsets)
         }
     }
 
     private func fold(
         _ entityRow: Int64, entityID: String, domain: Domain, base: FoldedEntity?, newEvents: [StoredEvent],
-        head: Int64, poison: inout Set<Int64>
+        head: Int64?, poison: inout Set<Int64>
     ) throws -> FoldedEntity {
-        let sortedNew = newEvents.sorted { $0.event.orderKey < $1.event.orderKey }
+        let inOrder = zip(newEvents, newEvents.dropFirst()).allSatisfy { $0.event.orderKey < $1.event.orderKey }
+        let sortedNew = inOrder ? newEvents : newEvents.sorted { $0.event.orderKey < $1.event.orderKey }
         var poisonIDs: [UUID] = []
         if let base, sortedNew[0].event.orderKey > base.lastKey,
             !sortedNew.contains(where: { UndoneEvent.parse($0.event.payload) != nil })
@@ -124,7 +131,7 @@ extension EventLog {
             record(poisonIDs, in: sortedNew, into: &poison)
             return FoldedEntity(domain: domain, state: state, lastKey: sortedNew[sortedNew.count - 1].event.orderKey)
         }
-        let history = try entityHistory(head: head)
+        let history = try head.map { try entityHistory(head: $0) } ?? sortedNew
         let resolution = Fold.resolve(inCanonicalOrder: history.map(\.event))
         let state = domain.apply(
             resolution.effective, to: domain.state(entityID: entityID, from: nil), poison: &poisonIDs)

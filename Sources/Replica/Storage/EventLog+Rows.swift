@@ -4,7 +4,7 @@ extension EventLog {
     /// The select list and joins that read a `StoredEvent`; see `storedEvent(from:)`.
     static let storedEventSelect = """
         SELECT e.local_offset, e.event_id, f.replica_id, f.scope, e.seq, e.time_ms,
-               n.entity_type, n.entity_id, e.payload, e.arrival_ms, e.entity
+               n.entity_type, n.entity_id, e.payload, e.arrival_ms, e.entity, e.entity_prev IS NULL
         FROM events e JOIN feeds f ON f.id = e.feed JOIN entities n ON n.id = e.entity
         """
 
@@ -17,7 +17,7 @@ extension EventLog {
             SELECT e.entity_prev FROM chain c JOIN events e ON e.local_offset = c.offset
             WHERE e.entity_prev IS NOT NULL)
         SELECT e.local_offset, e.event_id, f.replica_id, f.scope, e.seq, e.time_ms,
-               n.entity_type, n.entity_id, e.payload, e.arrival_ms, e.entity
+               n.entity_type, n.entity_id, e.payload, e.arrival_ms, e.entity, e.entity_prev IS NULL
         FROM chain c CROSS JOIN events e ON e.local_offset = c.offset
              JOIN feeds f ON f.id = e.feed JOIN entities n ON n.id = e.entity
         """
@@ -51,7 +51,10 @@ extension EventLog {
         try statement.bind(arguments)
         var events: [InsertedEvent] = []
         while try statement.step() {
-            events.append(InsertedEvent(stored: try storedEvent(from: statement), entityRow: statement.int64(10)))
+            events.append(
+                InsertedEvent(
+                    stored: try storedEvent(from: statement), entityRow: statement.int64(10),
+                    startsChain: statement.int64(11) != 0))
         }
         return events
     }
@@ -63,8 +66,8 @@ extension EventLog {
     }
 
     /// Inside a write transaction, after `syncPending()`: stores one event
-    /// row, chained to its entity's previous event; returns its local offset.
-    func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> Int64 {
+    /// row, chained to its entity's previous event.
+    func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> InsertedEvent {
         let previous = try chainHead(entityRow: entityRow)
         try db.cached(
             """
@@ -77,7 +80,9 @@ extension EventLog {
         ])
         let offset = db.lastInsertRowID
         pending?.heads[entityRow] = offset
-        return offset
+        return InsertedEvent(
+            stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: arrivalMs), entityRow: entityRow,
+            startsChain: previous == nil)
     }
 
     /// The event id stored at a feed slot, if any.
