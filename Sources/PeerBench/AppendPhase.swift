@@ -31,6 +31,8 @@ extension SizeBenchmark {
                             walBytes: workspace.fileSize(path + "-wal")))
                 }
             }
+            // The projection rows still pending are part of the work.
+            try watch.measure { try log.writePendingProjections() }
             return result(
                 events: appended, payloadBytes: bytes, seconds: watch.seconds, cpuSeconds: watch.cpuSeconds,
                 note: "\(workload.itemCount) items")

@@ -33,6 +33,8 @@ extension SizeBenchmark {
                 try BenchmarkFailure.check(report, offered: events.count)
                 stored += report.stored.count
             }
+            // The projection rows still pending are part of the work.
+            try watch.measure { try log.writePendingProjections() }
             return result(
                 events: stored, payloadBytes: bytes, seconds: watch.seconds, cpuSeconds: watch.cpuSeconds,
                 note: folding ? folds.summary : "nothing folded")
@@ -91,6 +93,7 @@ extension SizeBenchmark {
                 try BenchmarkFailure.check(report, offered: page.count)
                 stored += report.stored.count
             }
+            try watch.measure { try log.writePendingProjections() }
             let foldRate = watch.seconds > 0 ? Double(folds.folded) / watch.seconds : 0
             return result(
                 events: stored, payloadBytes: bytes, seconds: watch.seconds, cpuSeconds: watch.cpuSeconds,

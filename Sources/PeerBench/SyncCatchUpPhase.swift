@@ -78,6 +78,11 @@ struct SyncCatchUpBenchmark {
         result.seconds = (ContinuousClock.now - start).seconds
         result.source = source.sample()
         result.receiver = receiver.sample()
+        try waitUntil("B to write its projection rows", seconds: 60, pollMs: 100) {
+            try receiver.checkRunning()
+            return try counter.projectionRowsLag() == 0
+        }
+        result.projectionsWrittenSeconds = (ContinuousClock.now - start).seconds
         progress(
             String(
                 format: "catch-up: %@ events in %.1f s = %@ events/s", Report.grouped(Double(events)),
@@ -107,6 +112,7 @@ struct SyncCatchUpBenchmark {
             let report = try watch.measure { try log.ingest(batch) }
             try BenchmarkFailure.check(report, offered: batch.count)
         }
+        try watch.measure { try log.writePendingProjections() }
         result.buildSeconds = watch.seconds
         result.feeds = source.feeds.count
     }
@@ -135,6 +141,9 @@ struct CatchUpResult {
     var seconds = 0.0
     var receiverListeningSeconds = 0.0
     var firstEventSeconds: Double?
+    /// From launching B until B had also written every projection row
+    /// (`meta.projected_offset` at its newest event; reads fold the rest before).
+    var projectionsWrittenSeconds: Double?
     /// (seconds since B's launch, events B held), every ~100 ms.
     var timeline: [(seconds: Double, events: Int)] = []
     var source = ChildStats(pid: -1)
@@ -194,6 +203,21 @@ final class ReadOnlyEventCounter {
     deinit {
         sqlite3_finalize(statement)
         sqlite3_close_v2(db)
+    }
+
+    /// How many events the projection rows lag behind the newest event.
+    func projectionRowsLag() throws -> Int64 {
+        var prepared: OpaquePointer?
+        let sql = """
+            SELECT coalesce(max(local_offset), 0) - (SELECT value FROM meta WHERE key = 'projected_offset') FROM events
+            """
+        guard sqlite3_prepare_v2(db, sql, -1, &prepared, nil) == SQLITE_OK, let prepared else {
+            throw RawSQLiteError(code: sqlite3_errcode(db), message: String(cString: sqlite3_errmsg(db)))
+        }
+        defer { sqlite3_finalize(prepared) }
+        let rc = sqlite3_step(prepared)
+        guard rc == SQLITE_ROW else { throw RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db))) }
+        return sqlite3_column_int64(prepared, 0)
     }
 
     /// Events held now.

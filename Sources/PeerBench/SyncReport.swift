@@ -104,7 +104,10 @@ struct SyncReport {
         return [
             "- timed from launching B (`peerd run --peer A`) until B's database held every event (polled read-only "
                 + "every 100 ms); B printed `listening` after \(SyncReport.fixed(run.receiverListeningSeconds, 2)) s, "
-                + "its first events were seen after \(run.firstEventSeconds.map { SyncReport.fixed($0, 2) } ?? "—") s",
+                + "its first events were seen after \(run.firstEventSeconds.map { SyncReport.fixed($0, 2) } ?? "—") s; "
+                + "B had written every projection row after "
+                + "\(run.projectionsWrittenSeconds.map { SyncReport.fixed($0, 2) } ?? "—") s (its reads fold the "
+                + "rows still pending, so they show every event from the first figure on)",
             "- events/s by quarter of the log: \(quarters)",
             "- wire: \(SyncReport.fixed(Double(run.wireBytes) / 1e6, 1)) MB A → B in "
                 + "\(Report.grouped(Double(run.pipeline.framesToTarget))) sealed frames "

@@ -23,4 +23,16 @@ extension SyncNode {
             emit(LogRecord(.error, "cannot hash the state", [("error", "\(error)")]))
         }
     }
+
+    /// A catch-up leaves projection rows pending in memory (reads fold them
+    /// in anyway); once the log has been quiet for a round they are written,
+    /// so that `sqlite3` readers of the file see the latest state too.
+    func writePendingProjections() {
+        guard log.hasPendingProjections else { return }
+        do {
+            try log.writePendingProjections()
+        } catch {
+            emit(LogRecord(.error, "cannot write projections", [("error", "\(error)")]))
+        }
+    }
 }

@@ -219,6 +219,7 @@ public final class SyncNode {
             let quiet = cursor == cursorAtLastRound && lastExternalChange == externalChangeAtLastRound
             cursorAtLastRound = cursor
             externalChangeAtLastRound = lastExternalChange
+            if quiet { writePendingProjections() }
             if !sessions.isEmpty && quiet { refreshLocalState() }
             for id in sessions.keys.sorted() {
                 if localStateIsCurrent, let localState { sessions[id]!.localStateComputed(localState) }

@@ -80,6 +80,7 @@ enum TransferCommands {
             if batch.count == 1000 { try flush() }
         }
         try flush()
+        try log.writePendingProjections()
         let problems = total.forks.map(\.description) + total.gaps.map(\.description) + total.invalid.map(\.description)
         for problem in problems { FileHandle.standardError.write(Data("peerd: warning: \(problem)\n".utf8)) }
         print(
