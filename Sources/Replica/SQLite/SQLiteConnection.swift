@@ -7,6 +7,9 @@ import CSQLite
 final class SQLiteConnection {
     let handle: OpaquePointer
     private var statementCache: [String: SQLiteStatement] = [:]
+    /// Statements of SQL literals, found by the literal's address: hashing
+    /// the SQL text on every call was a visible cost per stored event.
+    private var literalStatements: [UnsafeRawPointer: SQLiteStatement] = [:]
 
     /// Opens (and with `create`, creates) the database at `path`.
     init(path: String, create: Bool) throws {
@@ -25,6 +28,7 @@ final class SQLiteConnection {
 
     deinit {
         statementCache.removeAll()
+        literalStatements.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -47,6 +51,18 @@ final class SQLiteConnection {
         }
         let statement = try SQLiteStatement(connection: self, sql: sql)
         statementCache[sql] = statement
+        return statement
+    }
+
+    /// As `cached(_:)`, for SQL written as a literal in the source.
+    func statement(_ sql: StaticString) throws -> SQLiteStatement {
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let statement = literalStatements[key] {
+            statement.reset()
+            return statement
+        }
+        let statement = try cached(sql.description)
+        literalStatements[key] = statement
         return statement
     }
 

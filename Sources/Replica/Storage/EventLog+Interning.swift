@@ -27,13 +27,13 @@ extension EventLog {
     /// The row id of `feed`, creating the row when asked.
     func feedRowID(_ feed: FeedID, create: Bool) throws -> Int64? {
         if let id = interned.feeds[feed] { return id }
-        let select = try db.cached("SELECT id FROM feeds WHERE replica_id = ? AND scope = ?")
+        let select = try db.statement("SELECT id FROM feeds WHERE replica_id = ? AND scope = ?")
         try select.bind([.text(feed.replicaID), .text(feed.scope)])
         var id: Int64?
         if try select.step() {
             id = select.int64(0)
         } else if create {
-            try db.cached("INSERT INTO feeds (replica_id, scope) VALUES (?, ?)")
+            try db.statement("INSERT INTO feeds (replica_id, scope) VALUES (?, ?)")
                 .run([.text(feed.replicaID), .text(feed.scope)])
             id = db.lastInsertRowID
         }
@@ -44,13 +44,13 @@ extension EventLog {
     /// The row id of an entity, creating the row when asked.
     func entityRowID(_ key: EntityKey, create: Bool) throws -> Int64? {
         if let id = interned.entities[key] { return id }
-        let select = try db.cached("SELECT id FROM entities WHERE entity_type = ? AND entity_id = ?")
+        let select = try db.statement("SELECT id FROM entities WHERE entity_type = ? AND entity_id = ?")
         try select.bind([.text(key.type), .text(key.id)])
         var id: Int64?
         if try select.step() {
             id = select.int64(0)
         } else if create {
-            try db.cached("INSERT INTO entities (entity_type, entity_id) VALUES (?, ?)")
+            try db.statement("INSERT INTO entities (entity_type, entity_id) VALUES (?, ?)")
                 .run([.text(key.type), .text(key.id)])
             id = db.lastInsertRowID
         }
@@ -60,11 +60,13 @@ extension EventLog {
 
     /// The highest contiguous seq held for a feed row.
     func headSeq(feedRow: Int64) throws -> UInt64 {
-        UInt64(try db.scalarInt("SELECT head_seq FROM feeds WHERE id = ?", [.int(feedRow)]) ?? 0)
+        let statement = try db.statement("SELECT head_seq FROM feeds WHERE id = ?")
+        try statement.bind([.int(feedRow)])
+        return try statement.step() ? UInt64(statement.int64(0)) : 0
     }
 
     func setHeadSeq(_ seq: UInt64, feedRow: Int64) throws {
-        try db.cached("UPDATE feeds SET head_seq = ? WHERE id = ?").run([.int(Int64(seq)), .int(feedRow)])
+        try db.statement("UPDATE feeds SET head_seq = ? WHERE id = ?").run([.int(Int64(seq)), .int(feedRow)])
     }
 
     /// The hybrid clock as stored; read inside each write transaction.
@@ -74,6 +76,6 @@ extension EventLog {
     }
 
     func storeClock(_ clock: HybridClock) throws {
-        try db.cached("UPDATE meta SET value = ? WHERE key = 'clock_ms'").run([.text(String(clock.lastMs))])
+        try db.statement("UPDATE meta SET value = ? WHERE key = 'clock_ms'").run([.text(String(clock.lastMs))])
     }
 }

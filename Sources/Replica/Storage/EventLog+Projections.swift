@@ -40,7 +40,10 @@ extension EventLog {
     /// an entity (its newest stored event), before `offset` is stored for it.
     func chainHead(entityRow: Int64) throws -> Int64? {
         if let head = pending?.heads[entityRow] { return head }
-        return try db.scalarInt("SELECT last_offset FROM entities WHERE id = ?", [.int(entityRow)])
+        let statement = try db.statement("SELECT last_offset FROM entities WHERE id = ?")
+        try statement.bind([.int(entityRow)])
+        guard try statement.step(), !statement.isNull(0) else { return nil }
+        return statement.int64(0)
     }
 
     /// Folds newly stored events into `pending` and writes the projection
@@ -64,14 +67,14 @@ extension EventLog {
     func writePending() throws {
         guard var current = pending, current.lag > 0 || !current.heads.isEmpty else { return }
         pending = nil
-        let headOnly = try db.cached("UPDATE entities SET last_offset = ? WHERE id = ?")
+        let headOnly = try db.statement("UPDATE entities SET last_offset = ? WHERE id = ?")
         for (entityRow, head) in current.heads.sorted(by: { $0.key < $1.key }) {
             guard var folded = current.states[entityRow] else {
                 try headOnly.run([.int(head), .int(entityRow)])
                 continue
             }
             let stateJSON = folded.encoded()
-            try db.cached(
+            try db.statement(
                 """
                 UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?, last_offset = ?
                 WHERE id = ?
@@ -150,7 +153,7 @@ extension EventLog {
 
     /// The projection row of an entity as stored, decoded.
     private func storedFold(_ entityRow: Int64, domain: Domain) throws -> FoldedEntity? {
-        let statement = try db.cached(
+        let statement = try db.statement(
             "SELECT state, last_time_ms, last_seq, last_event_id, entity_id FROM entities WHERE id = ? AND state IS NOT NULL"
         )
         try statement.bind([.int(entityRow)])

@@ -69,7 +69,7 @@ extension EventLog {
     /// row, chained to its entity's previous event.
     func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> InsertedEvent {
         let previous = try chainHead(entityRow: entityRow)
-        try db.cached(
+        try db.statement(
             """
             INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms, entity_prev)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -87,7 +87,7 @@ extension EventLog {
 
     /// The event id stored at a feed slot, if any.
     func eventID(feedRow: Int64, seq: UInt64) throws -> UUID? {
-        let statement = try db.cached("SELECT event_id FROM events WHERE feed = ? AND seq = ?")
+        let statement = try db.statement("SELECT event_id FROM events WHERE feed = ? AND seq = ?")
         try statement.bind([.int(feedRow), .int(Int64(seq))])
         guard try statement.step() else { return nil }
         return UUID(bytes: statement.blob(0))

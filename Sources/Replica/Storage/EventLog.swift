@@ -157,7 +157,7 @@ public final class EventLog {
     }
 
     static func readMeta(_ db: SQLiteConnection, _ key: String) throws -> String? {
-        let statement = try db.cached("SELECT value FROM meta WHERE key = ?")
+        let statement = try db.statement("SELECT value FROM meta WHERE key = ?")
         try statement.bind([.text(key)])
         return try statement.step() ? statement.text(0) : nil
     }
