@@ -106,49 +106,72 @@ extension EventLog {
             let entityRow = events[positions[start]].entityRow
             var end = start + 1
             while end < positions.count, events[positions[end]].entityRow == entityRow { end += 1 }
-            let newEvents = positions[start..<end].map { events[$0].stored }
-            // The entity's whole history when it begins in this group.
-            let wholeHistory = positions[start..<end].contains { events[$0].startsChain }
+            let group = positions[start..<end]
             start = end
-            let first = newEvents[0].event
-            guard let domain = domains[first.entityType] else { continue }
-            let newest = newEvents.map(\.offset).max()!
+            guard let domain = domains[events[group.first!].stored.event.entityType] else { continue }
+            var newEvents = NewlyStored(group.map { events[$0].stored.event }, offsets: group.map { events[$0].stored.offset })
+            newEvents.sortCanonically()
+            // The entity's whole history when it begins in this group.
+            let wholeHistory = group.contains { events[$0].startsChain }
             let base = try current.states[entityRow] ?? storedFold(entityRow, domain: domain)
             current.states[entityRow] = try fold(
-                entityRow, entityID: first.entityID, domain: domain, base: base, newEvents: newEvents,
-                head: wholeHistory ? nil : newest, poison: &current.poisonOffsets)
+                domain: domain, base: base, newEvents: newEvents,
+                head: wholeHistory ? nil : newEvents.offsets.max()!, poison: &current.poisonOffsets)
         }
     }
 
-    private func fold(
-        _ entityRow: Int64, entityID: String, domain: Domain, base: FoldedEntity?, newEvents: [StoredEvent],
-        head: Int64?, poison: inout Set<Int64>
-    ) throws -> FoldedEntity {
-        let inOrder = zip(newEvents, newEvents.dropFirst()).allSatisfy { $0.event.orderKey < $1.event.orderKey }
-        let sortedNew = inOrder ? newEvents : newEvents.sorted { $0.event.orderKey < $1.event.orderKey }
-        var poisonIDs: [UUID] = []
-        if let base, sortedNew[0].event.orderKey > base.lastKey,
-            !sortedNew.contains(where: { UndoneEvent.parse($0.event.payload) != nil })
-        {
-            let state = domain.apply(sortedNew.map(\.event), to: base.state, poison: &poisonIDs)
-            record(poisonIDs, in: sortedNew, into: &poison)
-            return FoldedEntity(domain: domain, state: state, lastKey: sortedNew[sortedNew.count - 1].event.orderKey)
+    /// One entity's newly stored events with their offsets.
+    private struct NewlyStored {
+        var events: [Event]
+        var offsets: [Int64]
+
+        init(_ events: [Event], offsets: [Int64]) {
+            self.events = events
+            self.offsets = offsets
         }
-        let history = try head.map { try entityHistory(head: $0) } ?? sortedNew
-        let resolution = Fold.resolve(inCanonicalOrder: history.map(\.event))
+
+        /// Sorts both in canonical order; a group is almost always in order already.
+        mutating func sortCanonically() {
+            guard !zip(events, events.dropFirst()).allSatisfy({ $0.orderKey < $1.orderKey }) else { return }
+            let order = events.indices.sorted { events[$0].orderKey < events[$1].orderKey }
+            events = order.map { events[$0] }
+            offsets = order.map { offsets[$0] }
+        }
+    }
+
+    /// The entity's state after `newEvents`: applied on top of `base` when
+    /// they all sort after it and none is an undo, else refolded from the
+    /// history ending at offset `head` (nil: `newEvents` are the whole history).
+    private func fold(
+        domain: Domain, base: FoldedEntity?, newEvents: NewlyStored, head: Int64?, poison: inout Set<Int64>
+    ) throws -> FoldedEntity {
+        let events = newEvents.events
+        var poisonIDs: [UUID] = []
+        if let base, events[0].orderKey > base.lastKey, !events.contains(where: { UndoneEvent.parse($0.payload) != nil })
+        {
+            let state = domain.apply(events, to: base.state, poison: &poisonIDs)
+            record(poisonIDs, in: events, offsets: newEvents.offsets, into: &poison)
+            return FoldedEntity(domain: domain, state: state, lastKey: events[events.count - 1].orderKey)
+        }
+        var history = newEvents
+        if let head {
+            let stored = try entityHistory(head: head)
+            history = NewlyStored(stored.map(\.event), offsets: stored.map(\.offset))
+        }
+        let resolution = Fold.resolve(inCanonicalOrder: history.events)
         let state = domain.apply(
-            resolution.effective, to: domain.state(entityID: entityID, from: nil), poison: &poisonIDs)
+            resolution.effective, to: domain.state(entityID: events[0].entityID, from: nil), poison: &poisonIDs)
         // Poison is a property of the event, undone or not, so that every
         // replica counts the same whatever order undo and target arrived in.
         poisonIDs += resolution.cancelled.filter { !domain.decodes($0.payload) }.map(\.eventID)
-        record(poisonIDs, in: history, into: &poison)
-        return FoldedEntity(domain: domain, state: state, lastKey: history[history.count - 1].event.orderKey)
+        record(poisonIDs, in: history.events, offsets: history.offsets, into: &poison)
+        return FoldedEntity(domain: domain, state: state, lastKey: history.events[history.events.count - 1].orderKey)
     }
 
-    private func record(_ poisonIDs: [UUID], in events: [StoredEvent], into poison: inout Set<Int64>) {
+    private func record(_ poisonIDs: [UUID], in events: [Event], offsets: [Int64], into poison: inout Set<Int64>) {
         guard !poisonIDs.isEmpty else { return }
         let ids = Set(poisonIDs)
-        for stored in events where ids.contains(stored.event.eventID) { poison.insert(stored.offset) }
+        for (event, offset) in zip(events, offsets) where ids.contains(event.eventID) { poison.insert(offset) }
     }
 
     /// The projection row of an entity as stored, decoded.

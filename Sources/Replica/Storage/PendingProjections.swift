@@ -31,7 +31,8 @@ struct PendingProjections {
 
 /// One entity's folded state, in memory.
 struct FoldedEntity {
-    var domain: Domain
+    /// The domain's encoder (only that of the domain, which is larger to copy).
+    let encode: @Sendable (_ state: any Sendable) -> String
     /// The domain's `EventSourcedEntity` value.
     var state: any Sendable
     /// The canonical key of the newest event folded in.
@@ -39,10 +40,17 @@ struct FoldedEntity {
     /// `state` encoded, once something asked for it.
     var stateJSON: String?
 
+    init(domain: Domain, state: any Sendable, lastKey: EventOrderKey, stateJSON: String? = nil) {
+        encode = domain.encodeState
+        self.state = state
+        self.lastKey = lastKey
+        self.stateJSON = stateJSON
+    }
+
     /// The canonical JSON of the state, encoded once.
     mutating func encoded() -> String {
         if let stateJSON { return stateJSON }
-        let text = domain.encode(state)
+        let text = encode(state)
         stateJSON = text
         return text
     }
