@@ -100,20 +100,23 @@ extension String.UTF8View {
     /// through Foundation's locale-aware search, far slower on a hot path.)
     func contains(subsequence needle: [UInt8]) -> Bool {
         guard let first = needle.first else { return true }
-        let found = withContiguousStorageIfAvailable { bytes -> Bool in
-            guard bytes.count >= needle.count else { return false }
-            for start in 0...(bytes.count - needle.count) where bytes[start] == first {
-                if needle.indices.allSatisfy({ bytes[start + $0] == needle[$0] }) { return true }
-            }
-            return false
+        let found = withContiguousStorageIfAvailable { bytes in
+            Self.find(needle, first: first, in: UnsafeRawBufferPointer(bytes))
         }
-        return found ?? Array(self).contains(subsequence: needle)
+        return found ?? Array(self).withUnsafeBytes { Self.find(needle, first: first, in: $0) }
     }
-}
 
-extension Array where Element == UInt8 {
-    fileprivate func contains(subsequence needle: [UInt8]) -> Bool {
-        guard needle.count <= count else { return false }
-        return (0...(count - needle.count)).contains { self[$0..<$0 + needle.count].elementsEqual(needle) }
+    /// `memchr` to each candidate first byte, then a compare.
+    private static func find(_ needle: [UInt8], first: UInt8, in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, bytes.count >= needle.count else { return false }
+        var start = 0
+        let lastStart = bytes.count - needle.count
+        while start <= lastStart {
+            guard let hit = memchr(base + start, Int32(first), lastStart - start + 1) else { return false }
+            let position = base.distance(to: UnsafeRawPointer(hit))
+            if needle.withUnsafeBytes({ memcmp(base + position, $0.baseAddress!, needle.count) == 0 }) { return true }
+            start = position + 1
+        }
+        return false
     }
 }

@@ -67,10 +67,9 @@ extension EventLog {
     func writePending() throws {
         guard var current = pending, current.lag > 0 || !current.heads.isEmpty else { return }
         pending = nil
-        let headOnly = try db.statement("UPDATE entities SET last_offset = ? WHERE id = ?")
         for (entityRow, head) in current.heads.sorted(by: { $0.key < $1.key }) {
             guard var folded = current.states[entityRow] else {
-                try headOnly.run([.int(head), .int(entityRow)])
+                try db.statement("UPDATE entities SET last_offset = ? WHERE id = ?").run([.int(head), .int(entityRow)])
                 continue
             }
             let stateJSON = folded.encoded()
@@ -158,7 +157,8 @@ extension EventLog {
             let stored = try entityHistory(head: head)
             history = NewlyStored(stored.map(\.event), offsets: stored.map(\.offset))
         }
-        let resolution = Fold.resolve(inCanonicalOrder: history.events)
+        let hasUndo = history.events.contains { UndoneEvent.parse($0.payload) != nil }
+        let resolution = hasUndo ? Fold.resolve(inCanonicalOrder: history.events) : Fold.Resolution(effective: history.events)
         let state = domain.apply(
             resolution.effective, to: domain.state(entityID: events[0].entityID, from: nil), poison: &poisonIDs)
         // Poison is a property of the event, undone or not, so that every

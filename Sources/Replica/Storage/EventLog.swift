@@ -107,6 +107,8 @@ public final class EventLog {
         return try withWrappedErrors(path: path) {
             let db = try SQLiteConnection(path: path, create: false)
             let version = try checkIdentity(db, path: path)
+            // A statement left on a row would lock the schema against a migration.
+            db.finishStatements()
             try configure(db, options: options)
             if version < Schema.currentVersion {
                 try db.writeTransaction { try migrate(db, from: version) }
