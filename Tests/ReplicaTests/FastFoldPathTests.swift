@@ -19,8 +19,11 @@ struct FastFoldPathTests {
     }
 
     static func randomInteger(_ rng: inout SplitMix64) -> Int64 {
-        let special: [Int64] = [0, -1, 1, 9, 10, Int64.max, Int64.min, 999_999_999_999_999_999, -1_000_000_000_000_000_000]
-        return Bool.random(using: &rng) ? special.randomElement(using: &rng)! : Int64.random(in: -5000...5000, using: &rng)
+        let special: [Int64] = [
+            0, -1, 1, 9, 10, Int64.max, Int64.min, 999_999_999_999_999_999, -1_000_000_000_000_000_000,
+        ]
+        return Bool.random(using: &rng)
+            ? special.randomElement(using: &rng)! : Int64.random(in: -5000...5000, using: &rng)
     }
 
     @Test("Item.canonicalJSON equals the Codable encoding for random items")
@@ -63,7 +66,8 @@ struct FastFoldPathTests {
         "Payloads the fast path must leave to Codable, or decode exactly alike",
         arguments: [
             #"{"quantity":007,"type":"QuantityChanged"}"#, #"{"quantity":7.0,"type":"QuantityChanged"}"#,
-            #"{"quantity":7e0,"type":"QuantityChanged"}"#, #"{"quantity":1234567890123456789,"type":"QuantityChanged"}"#,
+            #"{"quantity":7e0,"type":"QuantityChanged"}"#,
+            #"{"quantity":1234567890123456789,"type":"QuantityChanged"}"#,
             #"{"quantity":-0,"type":"QuantityChanged"}"#, #"{"type":"QuantityChanged","quantity":7}"#,
             #"{"quantity":7,"quantity":8,"type":"QuantityChanged"}"#, #"{ "quantity":7,"type":"QuantityChanged"}"#,
             #"{"extra":1,"quantity":7,"type":"QuantityChanged"}"#, #"{"type":"NoteChanged"}"#,

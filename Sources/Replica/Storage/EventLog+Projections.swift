@@ -108,7 +108,8 @@ extension EventLog {
             let group = positions[start..<end]
             start = end
             guard let domain = domains[events[group.first!].stored.event.entityType] else { continue }
-            var newEvents = NewlyStored(group.map { events[$0].stored.event }, offsets: group.map { events[$0].stored.offset })
+            var newEvents = NewlyStored(
+                group.map { events[$0].stored.event }, offsets: group.map { events[$0].stored.offset })
             newEvents.sortCanonically()
             // The entity's whole history when it begins in this group.
             let wholeHistory = group.contains { events[$0].startsChain }
@@ -146,7 +147,8 @@ extension EventLog {
     ) throws -> FoldedEntity {
         let events = newEvents.events
         var poisonIDs: [UUID] = []
-        if let base, events[0].orderKey > base.lastKey, !events.contains(where: { UndoneEvent.parse($0.payload) != nil })
+        if let base, events[0].orderKey > base.lastKey,
+            !events.contains(where: { UndoneEvent.parse($0.payload) != nil })
         {
             let state = domain.apply(events, to: base.state, poison: &poisonIDs)
             record(poisonIDs, in: events, offsets: newEvents.offsets, into: &poison)
@@ -158,7 +160,8 @@ extension EventLog {
             history = NewlyStored(stored.map(\.event), offsets: stored.map(\.offset))
         }
         let hasUndo = history.events.contains { UndoneEvent.parse($0.payload) != nil }
-        let resolution = hasUndo ? Fold.resolve(inCanonicalOrder: history.events) : Fold.Resolution(effective: history.events)
+        let resolution =
+            hasUndo ? Fold.resolve(inCanonicalOrder: history.events) : Fold.Resolution(effective: history.events)
         let state = domain.apply(
             resolution.effective, to: domain.state(entityID: events[0].entityID, from: nil), poison: &poisonIDs)
         // Poison is a property of the event, undone or not, so that every

@@ -162,7 +162,20 @@ extension EventLog {
 
     /// How many stored events the fold skips because their payload does not decode.
     public func poisonEventCount() throws -> Int64 {
-        try read { try db.scalarInt("SELECT count(*) FROM poison") ?? 0 }
+        try read {
+            let pendingPoison = try syncPending().poisonOffsets
+            let stored = try db.scalarInt("SELECT count(*) FROM poison") ?? 0
+            guard !pendingPoison.isEmpty else { return stored }
+            // Poison found in the tail whose rows are not written yet counts too, once.
+            let statement = try db.statement("SELECT 1 FROM poison WHERE local_offset = ?")
+            var unwritten: Int64 = 0
+            for offset in pendingPoison {
+                try statement.bind([.int(offset)])
+                if try !statement.step() { unwritten += 1 }
+                statement.reset()
+            }
+            return stored + unwritten
+        }
     }
 }
 
