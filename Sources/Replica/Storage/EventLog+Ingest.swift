@@ -11,7 +11,7 @@ extension EventLog {
     @discardableResult
     public func ingest(_ batch: [Event]) throws -> IngestReport {
         guard !batch.isEmpty else { return IngestReport() }
-        let byFeed = Dictionary(grouping: batch, by: \.feed)
+        let byFeed = Self.positionsByFeed(batch)
         return try write {
             try syncPending()
             var report = IngestReport()
@@ -20,10 +20,10 @@ extension EventLog {
             var inserted: [InsertedEvent] = []
             inserted.reserveCapacity(batch.count)
             let wallMs = options.wallClock()
-            for feed in byFeed.keys.sorted() {
-                let events = byFeed[feed]!.sorted { $0.seq < $1.seq }
+            for (feed, positions) in byFeed {
                 try ingestFeed(
-                    feed, events, wallMs: wallMs, clock: &clock, inserted: &inserted, report: &report)
+                    feed, positions.map { batch[$0] }, wallMs: wallMs, clock: &clock, inserted: &inserted,
+                    report: &report)
             }
             // A batch of events already held writes nothing, so its commit costs no fsync.
             if clock != heldClock { try storeClock(clock) }
@@ -31,6 +31,38 @@ extension EventLog {
             report.stored = inserted.map(\.stored)
             return report
         }
+    }
+
+    /// The batch's positions per feed, feeds in order, each feed's positions
+    /// in seq order. (Grouping positions, not events, copies no event; a
+    /// batch names a few feeds, so they are looked up by a linear scan.)
+    private static func positionsByFeed(_ batch: [Event]) -> [(feed: FeedID, positions: [Int])] {
+        var groups: [(feed: FeedID, positions: [Int])] = []
+        var lookup: [FeedID: Int] = [:]
+        for index in batch.indices {
+            let feed = batch[index].feed
+            let group: Int
+            if groups.count <= 8, let found = groups.firstIndex(where: { $0.feed == feed }) {
+                group = found
+            } else if groups.count > 8, let found = lookup[feed] {
+                group = found
+            } else {
+                group = groups.count
+                groups.append((feed, []))
+                if groups.count == 9 {
+                    for (position, existing) in groups.enumerated() { lookup[existing.feed] = position }
+                } else if groups.count > 9 {
+                    lookup[feed] = group
+                }
+            }
+            groups[group].positions.append(index)
+        }
+        for group in groups.indices where !zip(groups[group].positions, groups[group].positions.dropFirst())
+            .allSatisfy({ batch[$0].seq < batch[$1].seq })
+        {
+            groups[group].positions.sort { batch[$0].seq < batch[$1].seq }
+        }
+        return groups.sorted { $0.feed < $1.feed }
     }
 
     private func ingestFeed(
