@@ -57,7 +57,8 @@ extension EventLog {
             }
             groups[group].positions.append(index)
         }
-        for group in groups.indices where !zip(groups[group].positions, groups[group].positions.dropFirst())
+        for group in groups.indices
+        where !zip(groups[group].positions, groups[group].positions.dropFirst())
             .allSatisfy({ batch[$0].seq < batch[$1].seq })
         {
             groups[group].positions.sort { batch[$0].seq < batch[$1].seq }
