@@ -124,8 +124,8 @@ public final class SyncNode {
     }
 
     /// Messages that arrived on a connection, in order. A run of event
-    /// batches is stored in one transaction (one commit, and one projection
-    /// rewrite per entity for the whole run), then acknowledged batch by
+    /// batches is stored in one transaction (one commit; the projection rows
+    /// wait for later, see docs/storage.md), then acknowledged batch by
     /// batch: this is what lets a catch-up go faster than one commit per
     /// batch. The result is the same as receiving them one at a time.
     public func received(_ messages: [Message], on id: ConnectionID, now: Milliseconds) -> [Effect] {
