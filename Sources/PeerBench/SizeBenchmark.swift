@@ -34,9 +34,13 @@ struct SizeBenchmark {
         return results
     }
 
-    /// Only the raw baselines and the ingest rows, for profiling `EventLog.ingest`.
+    /// Only the raw baselines (with the SQL floor of `EventLog`'s own
+    /// statements) and the ingest rows, for profiling `EventLog.ingest`.
     func runIngest() throws -> [PhaseResult] {
-        var results = [try rawInsertRate(.primaryKeyOnly), try rawInsertRate(.sameIndexes)]
+        var results = [
+            try rawInsertRate(.primaryKeyOnly), try rawInsertRate(.sameIndexes),
+            try rawInsertRate(.feedSeqIndexOnly), try rawInsertRate(.eventLogStatements),
+        ]
         let source = workspace.freshDatabase("ingest-\(size).db")
         defer { workspace.remove(source) }
         results.append(try ingestRate(into: source))

@@ -36,8 +36,8 @@ extension EventLog {
         return current
     }
 
-    /// Inside a write transaction, after `syncPending()`: the chain head of
-    /// an entity (its newest stored event), before `offset` is stored for it.
+    /// Inside a transaction, after `syncPending()`: the chain head of an
+    /// entity, its newest stored event (nil when it has none).
     func chainHead(entityRow: Int64) throws -> Int64? {
         if let head = pending?.heads[entityRow] { return head }
         let statement = try db.statement("SELECT last_offset FROM entities WHERE id = ?")
@@ -65,7 +65,7 @@ extension EventLog {
     /// Writes the projection rows of every pending entity, the poison found
     /// and `projected_offset`, inside the caller's write transaction.
     func writePending() throws {
-        guard var current = pending, current.lag > 0 || !current.heads.isEmpty else { return }
+        guard let current = pending, current.lag > 0 || !current.heads.isEmpty else { return }
         pending = nil
         for (entityRow, head) in current.heads.sorted(by: { $0.key < $1.key }) {
             guard var folded = current.states[entityRow] else {
@@ -89,8 +89,7 @@ extension EventLog {
         }
         try db.cached("UPDATE meta SET value = ? WHERE key = 'projected_offset'")
             .run([.text(String(current.knownOffset))])
-        current = PendingProjections(projectedOffset: current.knownOffset, knownOffset: current.knownOffset)
-        pending = current
+        pending = PendingProjections(projectedOffset: current.knownOffset, knownOffset: current.knownOffset)
     }
 
     /// Folds `events` (stored, in any order) into `current`, one entity at a
