@@ -18,8 +18,10 @@ extension EventLog {
         let projected = Int64(try EventLog.readMeta(db, "projected_offset") ?? "0") ?? 0
         let newest = try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0
         var current = pending ?? PendingProjections(projectedOffset: projected, knownOffset: projected)
-        if current.projectedOffset != projected || current.knownOffset > newest {
+        if pending == nil || current.projectedOffset != projected || current.knownOffset > newest {
+            // Another connection wrote the rows (or this log has not looked yet): nothing kept holds.
             current = PendingProjections(projectedOffset: projected, knownOffset: projected)
+            writtenRows = WrittenRows()
         }
         pending = nil  // until the tail is folded: a failure below must not leave half a fold
         while current.knownOffset < newest {
@@ -40,6 +42,7 @@ extension EventLog {
     /// entity, its newest stored event (nil when it has none).
     func chainHead(entityRow: Int64) throws -> Int64? {
         if let head = pending?.heads[entityRow] { return head }
+        if let row = writtenRows.entry(entityRow) { return row.lastOffset }
         let statement = try db.statement("SELECT last_offset FROM entities WHERE id = ?")
         try statement.bind([.int(entityRow)])
         guard try statement.step(), !statement.isNull(0) else { return nil }
@@ -82,7 +85,9 @@ extension EventLog {
                 .text(stateJSON), .int(folded.lastKey.timeMs), .int(Int64(folded.lastKey.seq)),
                 .uuid(folded.lastKey.eventID), .int(head), .int(entityRow),
             ])
-            foldedStates.store(FoldedStates.Entry(stateJSON: stateJSON, state: folded.state), for: entityRow)
+            writtenRows.store(
+                WrittenRows.Entry(stateJSON: stateJSON, state: folded.state, lastKey: folded.lastKey, lastOffset: head),
+                for: entityRow)
         }
         for offset in current.poisonOffsets.sorted() {
             try db.cached("INSERT OR IGNORE INTO poison (local_offset) VALUES (?)").run([.int(offset)])
@@ -178,18 +183,24 @@ extension EventLog {
 
     /// The projection row of an entity as stored, decoded.
     private func storedFold(_ entityRow: Int64, domain: Domain) throws -> FoldedEntity? {
+        if let row = writtenRows.entry(entityRow) {
+            return FoldedEntity(domain: domain, state: row.state, lastKey: row.lastKey, stateJSON: row.stateJSON)
+        }
         let statement = try db.statement(
-            "SELECT state, last_time_ms, last_seq, last_event_id, entity_id FROM entities WHERE id = ? AND state IS NOT NULL"
-        )
+            """
+            SELECT state, last_time_ms, last_seq, last_event_id, entity_id, last_offset
+            FROM entities WHERE id = ? AND state IS NOT NULL
+            """)
         try statement.bind([.int(entityRow)])
         guard try statement.step(), let eventID = statement.uuid(3) else { return nil }
         let key = EventOrderKey(timeMs: statement.int64(1), seq: UInt64(statement.int64(2)), eventID: eventID)
-        if let held = foldedStates.entry(entityRow), statement.text(0, equals: held.stateJSON) {
-            return FoldedEntity(domain: domain, state: held.state, lastKey: key, stateJSON: held.stateJSON)
-        }
         let stateJSON = statement.text(0)
-        return FoldedEntity(
-            domain: domain, state: domain.state(entityID: statement.text(4), from: stateJSON), lastKey: key,
-            stateJSON: stateJSON)
+        let state = domain.state(entityID: statement.text(4), from: stateJSON)
+        writtenRows.store(
+            WrittenRows.Entry(
+                stateJSON: stateJSON, state: state, lastKey: key,
+                lastOffset: statement.isNull(5) ? nil : statement.int64(5)),
+            for: entityRow)
+        return FoldedEntity(domain: domain, state: state, lastKey: key, stateJSON: stateJSON)
     }
 }

@@ -70,7 +70,7 @@ public final class EventLog {
     let db: SQLiteConnection
     let domains: [String: Domain]
     var interned = InternedIDs()
-    var foldedStates = FoldedStates()
+    var writtenRows = WrittenRows()
     /// The fold of the events the projection rows do not hold yet; nil
     /// until a transaction has read it (`syncPending()`).
     var pending: PendingProjections?
@@ -173,15 +173,16 @@ public final class EventLog {
         }
     }
 
-    /// A write transaction; the interning caches and the folded states are
-    /// dropped when it fails, since they may name rows that were rolled back.
+    /// A write transaction; the interning caches, the rows kept and the
+    /// pending fold are dropped when it fails, since they may name rows that
+    /// were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
         try EventLog.withWrappedErrors(path: path) {
             do {
                 return try db.writeTransaction(body)
             } catch {
                 interned = InternedIDs()
-                foldedStates = FoldedStates()
+                writtenRows = WrittenRows()
                 pending = nil
                 throw error
             }
