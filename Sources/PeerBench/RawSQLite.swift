@@ -195,7 +195,8 @@ final class RawEventTable {
             sqlite3_bind_int64(update, 6, entity)
             try run(update)
         }
-        let projected = try prepared("UPDATE meta SET value = (SELECT max(local_offset) FROM events) WHERE key = 'projected_offset'")
+        let projected = try prepared(
+            "UPDATE meta SET value = (SELECT max(local_offset) FROM events) WHERE key = 'projected_offset'")
         try run(projected)
         pending = [:]
         pendingEvents = 0
