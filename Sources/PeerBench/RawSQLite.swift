@@ -123,6 +123,12 @@ final class RawEventTable {
             INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
+        bindEventColumns(row, entity: entity, in: insert)
+        try run(insert)
+    }
+
+    /// Binds the seven columns every shape's `events` has, in table order.
+    private func bindEventColumns(_ row: RawRow, entity: Int64, in insert: OpaquePointer) {
         sqlite3_bind_int64(insert, 1, row.feed)
         sqlite3_bind_int64(insert, 2, row.seq)
         bind(row.eventID, at: 3, in: insert)
@@ -130,7 +136,6 @@ final class RawEventTable {
         sqlite3_bind_int64(insert, 5, entity)
         bind(row.payload, at: 6, in: insert)
         sqlite3_bind_int64(insert, 7, row.arrivalMs)
-        try run(insert)
     }
 
     private func insertLikeEventLog(_ rows: [RawRow]) throws {
@@ -156,13 +161,7 @@ final class RawEventTable {
                 }
                 sqlite3_reset(read)
             }
-            sqlite3_bind_int64(insert, 1, row.feed)
-            sqlite3_bind_int64(insert, 2, row.seq)
-            bind(row.eventID, at: 3, in: insert)
-            sqlite3_bind_int64(insert, 4, row.timeMs)
-            sqlite3_bind_int64(insert, 5, entity)
-            bind(row.payload, at: 6, in: insert)
-            sqlite3_bind_int64(insert, 7, row.arrivalMs)
+            bindEventColumns(row, entity: entity, in: insert)
             if let previous { sqlite3_bind_int64(insert, 8, previous) } else { sqlite3_bind_null(insert, 8) }
             try run(insert)
             pending[entity] = (sqlite3_last_insert_rowid(db), row)
