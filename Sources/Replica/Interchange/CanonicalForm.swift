@@ -25,7 +25,7 @@ enum CanonicalForm {
     }
 
     /// A single pass over the bytes that refuses anything not canonical.
-    private struct Scanner {
+    private struct Scanner: ByteScanning {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
@@ -41,7 +41,7 @@ enum CanonicalForm {
             case UInt8(ascii: "t"): return literal("true")
             case UInt8(ascii: "f"): return literal("false")
             case UInt8(ascii: "n"): return literal("null")
-            default: return integer()
+            default: return canonicalInteger() != nil
             }
         }
 
@@ -121,37 +121,6 @@ enum CanonicalForm {
             case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
             default: return nil
             }
-        }
-
-        /// An integer as `String(Int64)` writes it: no plus, no leading zero,
-        /// no `-0`; at most 18 digits, so that it surely fits in an `Int64`.
-        private mutating func integer() -> Bool {
-            let negative = accept(UInt8(ascii: "-"))
-            let start = index
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                index += 1
-            }
-            let digits = index - start
-            guard digits >= 1, digits <= 18 else { return false }
-            if bytes[start] == UInt8(ascii: "0") && (digits > 1 || negative) { return false }
-            // A fraction or an exponent: the canonical form of a double is not checked here.
-            guard index < bytes.count else { return true }
-            let next = bytes[index]
-            return next != UInt8(ascii: ".") && next != UInt8(ascii: "e") && next != UInt8(ascii: "E")
-        }
-
-        private mutating func literal(_ word: StaticString) -> Bool {
-            let count = word.utf8CodeUnitCount
-            guard index + count <= bytes.count else { return false }
-            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
-            index += count
-            return true
-        }
-
-        private mutating func accept(_ byte: UInt8) -> Bool {
-            guard index < bytes.count, bytes[index] == byte else { return false }
-            index += 1
-            return true
         }
 
         /// Strict UTF-8 byte order of two key texts, as `writeCanonical` sorts keys.

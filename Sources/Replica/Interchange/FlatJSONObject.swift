@@ -29,7 +29,7 @@ enum FlatJSONObject {
         }
     }
 
-    private struct Reader {
+    private struct Reader: ByteScanning {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
@@ -58,7 +58,7 @@ enum FlatJSONObject {
             case UInt8(ascii: "t"): return literal("true") ? .bool(true) : nil
             case UInt8(ascii: "f"): return literal("false") ? .bool(false) : nil
             case UInt8(ascii: "n"): return literal("null") ? .null : nil
-            default: return integer()
+            default: return canonicalInteger().map { .int($0) }
             }
         }
 
@@ -76,38 +76,6 @@ enum FlatJSONObject {
                 index += 1
             }
             return nil
-        }
-
-        /// `-?(0|[1-9][0-9]*)` with at most 18 digits, so it cannot overflow.
-        private mutating func integer() -> Value? {
-            let negative = accept(UInt8(ascii: "-"))
-            let start = index
-            var value: Int64 = 0
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                guard index - start < 18 else { return nil }
-                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
-                index += 1
-            }
-            let digits = index - start
-            guard digits >= 1, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
-            if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
-                return nil
-            }
-            return .int(negative ? -value : value)
-        }
-
-        private mutating func literal(_ word: StaticString) -> Bool {
-            let count = word.utf8CodeUnitCount
-            guard index + count <= bytes.count else { return false }
-            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
-            index += count
-            return true
-        }
-
-        private mutating func accept(_ byte: UInt8) -> Bool {
-            guard index < bytes.count, bytes[index] == byte else { return false }
-            index += 1
-            return true
         }
     }
 }
