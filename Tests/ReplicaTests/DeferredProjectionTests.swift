@@ -486,15 +486,6 @@ struct DeferredProjectionTests {
         return writes
     }
 
-    private func expectSameState(
-        _ log: EventLog, _ reference: EventLog, _ context: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        #expect(
-            try log.projections(Item.self) == (try reference.projections(Item.self)), "\(context)",
-            sourceLocation: sourceLocation)
-        #expect(try log.stateHash() == (try reference.stateHash()), "\(context)", sourceLocation: sourceLocation)
-    }
-
     /// `perOrigin` item edits from each origin over `items` items, each feed
     /// in seq order with growing times (the origins interleave), shuffled.
     static func itemBatch(

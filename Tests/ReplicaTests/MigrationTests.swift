@@ -270,14 +270,6 @@ struct MigrationTests {
         return source
     }
 
-    private func expectSameState(
-        _ log: EventLog, _ reference: EventLog, _ context: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        #expect(
-            try log.projections(Item.self) == (try reference.projections(Item.self)), "\(context)",
-            sourceLocation: sourceLocation)
-        #expect(try log.stateHash() == (try reference.stateHash()), "\(context)", sourceLocation: sourceLocation)
-    }
 }
 
 /// Builds a database as a version-1 build wrote it: version 1's schema

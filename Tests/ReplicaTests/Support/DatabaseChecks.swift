@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import Replica
 
@@ -84,4 +85,14 @@ enum RawSQL {
         }
         return problems
     }
+}
+
+/// Expects `log` to show the same items and state hash as `reference`.
+func expectSameState(
+    _ log: EventLog, _ reference: EventLog, _ context: String, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    #expect(
+        try log.projections(Item.self) == (try reference.projections(Item.self)), "\(context)",
+        sourceLocation: sourceLocation)
+    #expect(try log.stateHash() == (try reference.stateHash()), "\(context)", sourceLocation: sourceLocation)
 }
