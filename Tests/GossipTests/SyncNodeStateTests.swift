@@ -61,3 +61,40 @@ import Testing
         #expect(mesh["a"].node.localState == nil)
     }
 }
+
+/// A catch-up leaves projection rows pending in memory (docs/storage.md);
+/// the node writes them once a round has been quiet, and when it stops.
+@Suite struct SyncNodePendingProjectionTests {
+    /// A mesh where B has caught up 600 events from A in batches large
+    /// enough to leave B's projection rows pending.
+    private func caughtUpMesh() throws -> NodeMesh {
+        let mesh = try NodeMesh(["a", "b"])
+        try mesh["a"].log.append(
+            (0..<600).map { NewEvent(item: "i\($0 % 40)", .quantityChanged(quantity: Int64($0))) })
+        _ = mesh["a"].node.localChanged(now: mesh.now)
+        mesh.connect("a", "b")
+        #expect(try mesh["b"].log.eventCount() == 600)
+        #expect(mesh["b"].log.hasPendingProjections)
+        // Reads fold the pending tail: B already shows A's state.
+        #expect(try mesh["b"].log.stateHash() == (try mesh["a"].log.stateHash()))
+        return mesh
+    }
+
+    @Test func rowsAreWrittenOnceARoundHasBeenQuiet() throws {
+        let mesh = try caughtUpMesh()
+        // The round right after the catch-up saw the cursor move: not quiet yet.
+        mesh.now += 1_000
+        mesh.tick()
+        #expect(mesh["b"].log.hasPendingProjections)
+        mesh.now += 1_000
+        mesh.tick()
+        #expect(!mesh["b"].log.hasPendingProjections)
+        #expect(try mesh["b"].log.stateHash() == (try mesh["a"].log.stateHash()))
+    }
+
+    @Test func rowsAreWrittenWhenTheNodeStops() throws {
+        let mesh = try caughtUpMesh()
+        _ = mesh["b"].node.shutdown(reason: "test", now: mesh.now)
+        #expect(!mesh["b"].log.hasPendingProjections)
+    }
+}

@@ -246,6 +246,8 @@ public final class SyncNode {
 
     /// Closes every session with a goodbye.
     public func shutdown(reason: String, now: Milliseconds) -> [Effect] {
+        // A clean stop leaves the file with every projection row written.
+        writePendingProjections()
         var effects: [Effect] = []
         for id in sessions.keys.sorted() {
             var session = sessions[id]!
