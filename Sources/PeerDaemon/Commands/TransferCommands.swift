@@ -65,10 +65,12 @@ enum TransferCommands {
         try forEachEventLine(in: path) { _, _ in lines += 1 }
         // Pass 2: ingest in batches.
         var batch: [Event] = []
+        // Counts and problems only: keeping every stored event made memory grow with the file.
         var total = IngestReport()
+        var storedCount = 0
         func flush() throws {
             let report = try log.ingest(batch)
-            total.stored += report.stored
+            storedCount += report.stored.count
             total.duplicates += report.duplicates
             total.forks += report.forks
             total.gaps += report.gaps
@@ -84,7 +86,7 @@ enum TransferCommands {
         let problems = total.forks.map(\.description) + total.gaps.map(\.description) + total.invalid.map(\.description)
         for problem in problems { FileHandle.standardError.write(Data("peerd: warning: \(problem)\n".utf8)) }
         print(
-            "imported \(total.stored.count) new events, \(total.duplicates) already held, from \(lines) lines of \(path)"
+            "imported \(storedCount) new events, \(total.duplicates) already held, from \(lines) lines of \(path)"
         )
         if !problems.isEmpty {
             throw CommandError("\(problems.count) problem(s) above; those events were not imported")
