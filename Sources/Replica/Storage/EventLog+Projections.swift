@@ -68,7 +68,7 @@ extension EventLog {
     /// Writes the projection rows of every pending entity, the poison found
     /// and `projected_offset`, inside the caller's write transaction.
     func writePending() throws {
-        guard let current = pending, current.lag > 0 || !current.heads.isEmpty else { return }
+        guard let current = pending, !current.isEmpty else { return }
         pending = nil
         for (entityRow, head) in current.heads.sorted(by: { $0.key < $1.key }) {
             guard var folded = current.states[entityRow] else {

@@ -4,14 +4,12 @@ extension EventLog {
     /// The folded state of one entity, or nil when it has no folded event.
     public func projection<Entity: EventSourcedEntity>(_ type: Entity.Type, id: String) throws -> Entity? {
         try read {
-            var current = try syncPending()
+            let current = try syncPending()
             let statement = try db.cached("SELECT id, state FROM entities WHERE entity_type = ? AND entity_id = ?")
             try statement.bind([.text(Entity.entityType), .text(id)])
             guard try statement.step() else { return nil }
             let entityRow = statement.int64(0)
-            if let folded = current.states[entityRow] {
-                return try decodeProjection(Entity.self, folded.state, &current, entityRow)
-            }
+            if let folded = current.states[entityRow] { return try decodeProjection(Entity.self, folded) }
             return statement.isNull(1) ? nil : try decodeProjection(Entity.self, statement.text(1))
         }
     }
@@ -19,7 +17,7 @@ extension EventLog {
     /// Every folded entity of a domain, ordered by entity id.
     public func projections<Entity: EventSourcedEntity>(_ type: Entity.Type) throws -> [Entity] {
         try read {
-            var current = try syncPending()
+            let current = try syncPending()
             let statement = try db.cached(
                 "SELECT id, state FROM entities WHERE entity_type = ? ORDER BY entity_id")
             try statement.bind([.text(Entity.entityType)])
@@ -27,7 +25,7 @@ extension EventLog {
             while try statement.step() {
                 let entityRow = statement.int64(0)
                 if let folded = current.states[entityRow] {
-                    result.append(try decodeProjection(Entity.self, folded.state, &current, entityRow))
+                    result.append(try decodeProjection(Entity.self, folded))
                 } else if !statement.isNull(1) {
                     result.append(try decodeProjection(Entity.self, statement.text(1)))
                 }
@@ -62,16 +60,14 @@ extension EventLog {
         }
     }
 
-    /// A pending state as the domain's type; the same check as for a stored
-    /// one, through its canonical text when it is not already of that type.
-    private func decodeProjection<Entity: EventSourcedEntity>(
-        _ type: Entity.Type, _ state: any Sendable, _ current: inout PendingProjections, _ entityRow: Int64
-    ) throws -> Entity {
-        if let entity = state as? Entity { return entity }
-        guard let json = current.states[entityRow]?.encoded() else {
-            throw EventLogError.corrupt(path: path, reason: "pending \(Entity.entityType) state is missing")
-        }
-        return try decodeProjection(Entity.self, json)
+    /// A pending state as the domain's type; through its canonical text,
+    /// checked as a stored one is, when it is not already of that type.
+    private func decodeProjection<Entity: EventSourcedEntity>(_ type: Entity.Type, _ folded: FoldedEntity) throws
+        -> Entity
+    {
+        if let entity = folded.state as? Entity { return entity }
+        var folded = folded
+        return try decodeProjection(Entity.self, folded.encoded())
     }
 
     private func decodeProjection<Entity: EventSourcedEntity>(_ type: Entity.Type, _ json: String) throws -> Entity {

@@ -198,7 +198,7 @@ public final class EventLog {
     /// calls this when its write queue falls idle after a catch-up, so that
     /// `sqlite3` readers of the `items` view see the latest state.
     public func writePendingProjections() throws {
-        if let pending, pending.lag == 0, pending.heads.isEmpty { return }
+        if let pending, pending.isEmpty { return }
         try write {
             try syncPending()
             try writePending()
@@ -206,8 +206,5 @@ public final class EventLog {
     }
 
     /// True when this log holds folded state that its projection rows do not.
-    public var hasPendingProjections: Bool {
-        guard let pending else { return false }
-        return pending.lag > 0 || !pending.heads.isEmpty
-    }
+    public var hasPendingProjections: Bool { !(pending?.isEmpty ?? true) }
 }

@@ -27,6 +27,9 @@ struct PendingProjections {
     /// How many events the projection rows lag behind (about: offsets of
     /// rolled-back inserts may be skipped).
     var lag: Int64 { knownOffset - projectedOffset }
+
+    /// True when the projection rows hold everything folded here.
+    var isEmpty: Bool { lag == 0 && heads.isEmpty }
 }
 
 /// One entity's folded state, in memory.
