@@ -26,10 +26,7 @@ struct MigrationTests {
 
     @Test("A version-1 database is migrated with every chain, head and projection in place")
     func versionOneIsMigrated() throws {
-        let source = try makeSource()
-        let path = directory.path("v1.db")
-        try VersionOneFile.write(at: path, replicaID: "source", copying: source.path, offsetStride: Self.offsetStride)
-        try VersionOneFile.addEntityWithoutEvents(at: path, type: Item.entityType, id: "ghost")
+        let (source, path) = try makeVersionOneCopy()
         // The file is what version 1 left.
         #expect(try RawSQL.int(path, "PRAGMA user_version") == 1)
         #expect(try RawSQL.int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'events_by_entity'") == 1)
@@ -86,10 +83,7 @@ struct MigrationTests {
 
     @Test("A migrated log folds new local, late, undo and large-batch events on top of the migrated rows")
     func migratedLogFoldsNewEvents() throws {
-        let source = try makeSource()
-        let path = directory.path("v1.db")
-        try VersionOneFile.write(at: path, replicaID: "source", copying: source.path, offsetStride: Self.offsetStride)
-        try VersionOneFile.addEntityWithoutEvents(at: path, type: Item.entityType, id: "ghost")
+        let (source, path) = try makeVersionOneCopy()
         let reference = try EventLog.create(
             at: directory.path("reference.db"), replicaID: "reference", options: options(.immediate))
         // One event a batch, in arrival order (so each write holds at most one unfolded chain head).
@@ -224,6 +218,16 @@ struct MigrationTests {
     /// A log of this build holding a little of everything: local and remote
     /// item events on interleaved items, a late event, undos, a poison event,
     /// events of a type no domain folds, an idempotency key and a fork.
+    /// A current log with some history, and a version-1 file at `v1.db`
+    /// holding the same rows (offsets spread out) plus an entity without events.
+    private func makeVersionOneCopy() throws -> (source: EventLog, path: String) {
+        let source = try makeSource()
+        let path = directory.path("v1.db")
+        try VersionOneFile.write(at: path, replicaID: "source", copying: source.path, offsetStride: Self.offsetStride)
+        try VersionOneFile.addEntityWithoutEvents(at: path, type: Item.entityType, id: "ghost")
+        return (source, path)
+    }
+
     private func makeSource() throws -> EventLog {
         let source = try EventLog.create(
             at: directory.path("source.db"), replicaID: "source", options: options(.immediate))
