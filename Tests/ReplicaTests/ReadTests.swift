@@ -205,4 +205,22 @@ struct ReadTests {
         #expect(all.count == 600)
         #expect(all.map(\.timeMs) == Array(1...600).map(Int64.init), "one canonical order across feeds")
     }
+
+    @Test("A page stays full when one feed's events all sort first: the others are read on, not cut short")
+    func canonicalOrderPagesFillWhenFeedsAreSkewed() throws {
+        let log = try EventLog.create(at: directory.path("s.db"), replicaID: "s", options: .testing(clock: clock))
+        // Four feeds of 300 events; b's all sort before c's, c's before d's, d's before e's.
+        for (offset, replica) in ["b", "c", "d", "e"].enumerated() {
+            let events = (1...300).map { seq in
+                Fixtures.itemEvent(
+                    replica, seq: UInt64(seq), time: Int64(offset * 1_000 + seq), item: "i\(seq % 5)",
+                    .quantityChanged(quantity: Int64(seq)))
+            }
+            try log.ingest(events)
+        }
+        let ranges = ["b", "c", "d", "e"].map { (FeedID(replicaID: $0), UInt64(1)...300) }
+        let page = try log.eventsInCanonicalOrder(of: ranges, maxEvents: 400, maxBytes: 1 << 20)
+        #expect(page.count == 400, "the page is cut only by its limits")
+        #expect(page.map(\.timeMs) == Array(1...300).map(Int64.init) + Array(1_001...1_100).map(Int64.init))
+    }
 }

@@ -95,35 +95,65 @@ extension EventLog {
     public func eventsInCanonicalOrder(
         of ranges: [(FeedID, ClosedRange<UInt64>)], maxEvents: Int, maxBytes: Int
     ) throws -> [Event] {
-        // Each feed is read ahead by about twice its share of the page.
-        let perFeed = max(64, 2 * maxEvents / max(ranges.count, 1))
-        var queues: [(events: [Event], position: Int, complete: Bool)] = []
-        for (feed, seqs) in ranges {
-            let events = try events(in: feed, seqs: seqs, limit: perFeed).map(\.event)
-            let wanted = seqs.upperBound - seqs.lowerBound + 1
-            queues.append((events, 0, events.count < perFeed || UInt64(events.count) == wanted))
-        }
+        // Each feed is read in chunks a little over its share of the page, and
+        // read on when its chunk runs out, so few events are read for nothing.
+        let chunk = max(64, maxEvents / max(ranges.count, 1) + 32)
+        var queues = try ranges.map { try FeedQueue(log: self, feed: $0.0, seqs: $0.1, chunk: chunk) }
         var page: [Event] = []
         var bytes = 0
         while page.count < maxEvents {
             var best: Int?
-            for index in queues.indices where queues[index].position < queues[index].events.count {
-                let candidate = queues[index].events[queues[index].position]
-                if best.map({ candidate.orderKey < queues[$0].events[queues[$0].position].orderKey }) ?? true {
-                    best = index
-                }
+            for index in queues.indices {
+                guard let candidate = queues[index].next else { continue }
+                if best.map({ candidate.orderKey < queues[$0].next!.orderKey }) ?? true { best = index }
             }
             guard let chosen = best else { break }
-            let event = queues[chosen].events[queues[chosen].position]
+            let event = queues[chosen].next!
             let size = event.payload.utf8.count + MissingEventPages.eventOverheadBytes
             if !page.isEmpty && bytes + size > maxBytes { break }
             page.append(event)
             bytes += size
-            queues[chosen].position += 1
-            // A feed read only in part must not fall behind the others.
-            if queues[chosen].position == queues[chosen].events.count && !queues[chosen].complete { break }
+            try queues[chosen].advance()
         }
         return page
+    }
+
+    /// One feed's events in seq order, read a chunk at a time.
+    private struct FeedQueue {
+        let log: EventLog
+        let feed: FeedID
+        let upperBound: UInt64
+        let chunk: Int
+        var events: [Event] = []
+        var position = 0
+        /// The seq to read from when `events` runs out; nil once the range is read.
+        var nextSeq: UInt64?
+
+        init(log: EventLog, feed: FeedID, seqs: ClosedRange<UInt64>, chunk: Int) throws {
+            self.log = log
+            self.feed = feed
+            self.upperBound = seqs.upperBound
+            self.chunk = chunk
+            nextSeq = seqs.lowerBound
+            try refill()
+        }
+
+        /// The feed's next event not yet taken, if any.
+        var next: Event? { position < events.count ? events[position] : nil }
+
+        mutating func advance() throws {
+            position += 1
+            if position == events.count { try refill() }
+        }
+
+        private mutating func refill() throws {
+            events = []
+            position = 0
+            guard let from = nextSeq else { return }
+            events = try log.events(in: feed, seqs: from...upperBound, limit: chunk).map(\.event)
+            let last = events.last?.seq ?? upperBound
+            nextSeq = events.count < chunk || last >= upperBound ? nil : last + 1
+        }
     }
 
     /// A number that changes whenever another connection (another process,
