@@ -22,8 +22,7 @@ extension EventLog {
             let wallMs = options.wallClock()
             for (feed, positions) in byFeed {
                 try ingestFeed(
-                    feed, positions.map { batch[$0] }, wallMs: wallMs, clock: &clock, inserted: &inserted,
-                    report: &report)
+                    feed, positions, of: batch, wallMs: wallMs, clock: &clock, inserted: &inserted, report: &report)
             }
             // A batch of events already held writes nothing, so its commit costs no fsync.
             if clock != heldClock { try storeClock(clock) }
@@ -66,14 +65,16 @@ extension EventLog {
         return groups.sorted { $0.feed < $1.feed }
     }
 
+    /// Stores the events of one feed, at `positions` of `batch` in seq order.
     private func ingestFeed(
-        _ feed: FeedID, _ events: [Event], wallMs: Int64, clock: inout HybridClock,
+        _ feed: FeedID, _ positions: [Int], of batch: [Event], wallMs: Int64, clock: inout HybridClock,
         inserted: inout [InsertedEvent], report: inout IngestReport
     ) throws {
         var feedRow = try feedRowID(feed, create: false)
         let startHead = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
         var head = startHead
-        for (index, offered) in events.enumerated() {
+        for (index, position) in positions.enumerated() {
+            let offered = batch[position]
             if offered.seq >= 1, offered.seq <= head {
                 let held = try feedRow.flatMap { try eventID(feedRow: $0, seq: offered.seq) }
                 if held == offered.eventID {
@@ -89,7 +90,7 @@ extension EventLog {
                 report.gaps.append(
                     FeedGap(
                         feed: feed, expectedSeq: head + 1, offeredSeq: offered.seq,
-                        rejectedCount: events.count - index))
+                        rejectedCount: positions.count - index))
                 break
             }
             let event: Event
@@ -99,11 +100,11 @@ extension EventLog {
             case .failure(let reason):
                 report.invalid.append(InvalidEvent(feed: feed, seq: offered.seq, reason: reason.description))
                 try quarantine(offered, reason: "invalid: \(reason)", held: nil, wallMs: wallMs)
-                if index + 1 < events.count {
+                if index + 1 < positions.count {
                     report.gaps.append(
                         FeedGap(
-                            feed: feed, expectedSeq: offered.seq, offeredSeq: events[index + 1].seq,
-                            rejectedCount: events.count - index - 1))
+                            feed: feed, expectedSeq: offered.seq, offeredSeq: batch[positions[index + 1]].seq,
+                            rejectedCount: positions.count - index - 1))
                 }
                 return try finish(feed, feedRow, head, startHead)
             }

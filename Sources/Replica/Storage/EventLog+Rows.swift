@@ -69,15 +69,21 @@ extension EventLog {
     /// row, chained to its entity's previous event.
     func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> InsertedEvent {
         let previous = try chainHead(entityRow: entityRow)
-        try db.statement(
+        let insert = try db.statement(
             """
             INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms, entity_prev)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).run([
-            .int(feedRow), .int(Int64(event.seq)), .uuid(event.eventID), .int(event.timeMs),
-            .int(entityRow), .text(event.payload), .int(arrivalMs), previous.map { .int($0) } ?? .null,
-        ])
+            """)
+        // Bound one by one: the hottest statement, run once per stored event.
+        try insert.bind(.int(feedRow), at: 1)
+        try insert.bind(.int(Int64(event.seq)), at: 2)
+        try insert.bind(.uuid(event.eventID), at: 3)
+        try insert.bind(.int(event.timeMs), at: 4)
+        try insert.bind(.int(entityRow), at: 5)
+        try insert.bind(.text(event.payload), at: 6)
+        try insert.bind(.int(arrivalMs), at: 7)
+        try insert.bind(previous.map { .int($0) } ?? .null, at: 8)
+        try insert.run()
         let offset = db.lastInsertRowID
         pending?.heads[entityRow] = offset
         return InsertedEvent(
