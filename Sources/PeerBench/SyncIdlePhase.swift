@@ -53,13 +53,17 @@ struct SyncIdleBenchmark {
     /// connection's next move is its node's next round, which names the
     /// changed feed (A's own on A; A's, as ingested, on B and C). A round
     /// that fell inside the push window instead is an idle one, so the
-    /// largest of the trials is kept.
+    /// largest of the trials is kept. When the node's change round fell
+    /// inside the window, the next one is the first quiet round, which also
+    /// carries the state summary (once per change, not per feed): such a
+    /// round is kept apart.
     private func measureChangedRound(_ result: inout IdleResult) throws {
         progress("idle: \(SyncIdleBenchmark.changeTrials) single appends on A, then the next round of each node ...")
         var workload = ItemWorkload(
             eventCount: SyncIdleBenchmark.changeTrials, maxItems: 20_000, distribution: .recentHot,
             seed: ItemWorkload.seed ^ 0x1D1E)
         var changed: [LinkKey: Int] = [:]
+        var summaries: [LinkKey: Int] = [:]
         while let change = workload.next() {
             let before = snapshot()
             let stored = try mesh.services[0].append(NewEvent(item: "idle-\(change.entityID)", change.event))
@@ -83,9 +87,16 @@ struct SyncIdleBenchmark {
                 }
                 return next.count >= last.count
             }
-            for (key, bytes) in next { changed[key] = max(changed[key] ?? 0, bytes) }
+            for (key, bytes) in next {
+                if bytes >= result.computed.emptyRoundFrame + result.computed.stateFrame {
+                    summaries[key] = max(summaries[key] ?? 0, bytes)
+                } else {
+                    changed[key] = max(changed[key] ?? 0, bytes)
+                }
+            }
         }
         result.changedRounds = changed.sorted { $0.key < $1.key }.map { ($0.key.from, $0.key.to, $0.value) }
+        result.summaryRounds = summaries.sorted { $0.key < $1.key }.map { ($0.key.from, $0.key.to, $0.value) }
     }
 
     /// `bytesSent` of every identified connection of every node.
@@ -134,6 +145,8 @@ struct IdleResult {
         var perChangedFeed = 0
         /// What naming a feed for the first time on a connection adds once (its replica id and scope).
         var firstDeclaration = 0
+        /// The smallest sealed `state` message (event count and state hash), sent once the log is quiet after a change.
+        var stateFrame = 0
 
         init() {}
 
@@ -145,6 +158,8 @@ struct IdleResult {
             emptyRoundFrame = empty + CatchUpResult.sealedFrameOverhead
             perChangedFeed = one - empty
             firstDeclaration = declared - one
+            let summary = StateSummary(eventCount: 0, hash: StateHash(bytes: Array(repeating: 0, count: 32))!)
+            stateFrame = encoder.encode(.state(summary)).count + CatchUpResult.sealedFrameOverhead
         }
     }
 
@@ -156,6 +171,8 @@ struct IdleResult {
     var pushBytesPerEvent: [Int] = []
     /// The largest next round after a change, per direction.
     var changedRounds: [(from: String, to: String, bytes: Int)] = []
+    /// The largest next round that was the first quiet one, with the state summary, per direction.
+    var summaryRounds: [(from: String, to: String, bytes: Int)] = []
 
     init(intervalMs: Int) { self.intervalMs = intervalMs }
 

@@ -207,6 +207,7 @@ struct SyncReport {
 
     private var idleNotes: [String] {
         let changed = idle.changedRounds.map { "\($0.from) → \($0.to) \($0.bytes)" }.joined(separator: ", ")
+        let summaries = idle.summaryRounds.map { "\($0.from) → \($0.to) \($0.bytes)" }.joined(separator: ", ")
         let pushes = idle.pushBytesPerEvent.sorted()
         let medianPush = pushes.isEmpty ? 0 : pushes[pushes.count / 2]
         return [
@@ -219,6 +220,9 @@ struct SyncReport {
                 + "first time on a connection adds \(idle.computed.firstDeclaration) bytes once (its replica id and scope)",
             "- the round after one append on A (largest of \(SyncIdleBenchmark.changeTrials) trials, bytes): "
                 + "\(changed.isEmpty ? "—" : changed)",
+            "- a node whose change round fell inside the push: its next round was the first quiet one, which also "
+                + "sends each peer the state summary once (\(idle.computed.stateFrame)+ bytes sealed: event count "
+                + "and state hash), bytes: \(summaries.isEmpty ? "none in these trials" : summaries)",
             "- the push of one new event itself (events to B and C, acks, any duplicate push between B and C), "
                 + "all connections together: median \(Report.grouped(Double(medianPush))) bytes "
                 + "(trials: \(pushes.map(String.init).joined(separator: ", ")))",
@@ -231,6 +235,7 @@ struct SyncReport {
         let worstP50 = max(latency.toB.p50, latency.toC.p50)
         let idleWorst = idle.largestRound
         let changedExtra = (idle.changedRounds.map(\.bytes).max() ?? 0) - idleWorst
+        let summaryWorst = idle.summaryRounds.map(\.bytes).max()
         func met(_ condition: Bool) -> String { condition ? "met" : "**not met**" }
         return [
             "| Target | Figure | |",
@@ -248,7 +253,9 @@ struct SyncReport {
             "| idle round < 100 bytes per peer | largest \(idleWorst) bytes, mean "
                 + "\(SyncReport.fixed(idle.meanBytesPerRound, 1)) | \(met(idleWorst > 0 && idleWorst < 100)) |",
             "| + a few bytes per changed feed | +\(changedExtra) bytes measured, +\(idle.computed.perChangedFeed) "
-                + "computed | \(met(changedExtra <= 8 && idle.computed.perChangedFeed <= 8)) |",
+                + "computed (and once per change, not per feed, a \(idle.computed.stateFrame)-byte state summary; "
+                + "largest round with it: \(summaryWorst.map { "\($0) bytes" } ?? "none seen")) | "
+                + "\(met(changedExtra <= 8 && idle.computed.perChangedFeed <= 8 && (summaryWorst ?? 0) < 100)) |",
         ]
     }
 
