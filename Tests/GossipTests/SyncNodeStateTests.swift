@@ -1,5 +1,7 @@
+import Foundation
 import Gossip
 import Replica
+import TestSupport
 import Testing
 
 @Suite struct SyncNodeStateTests {
@@ -90,6 +92,29 @@ import Testing
         mesh.tick()
         #expect(!mesh["b"].log.hasPendingProjections)
         #expect(try mesh["b"].log.stateHash() == (try mesh["a"].log.stateHash()))
+    }
+
+    @Test func aNodeStartedOnAFileWhoseRowsLagWritesThemOnceARoundIsQuiet() throws {
+        // What a `kill -9` during a catch-up leaves: events stored, projection rows behind.
+        let directory = try TemporaryDirectory()
+        let path = directory.path("restarted.db")
+        do {
+            let log = try EventLog.create(at: path, replicaID: "restarted")
+            try log.ingest(
+                (1...600).map { seq in
+                    Event(
+                        eventID: UUID(), feed: FeedID(replicaID: "origin"), seq: UInt64(seq), timeMs: Int64(seq),
+                        entityType: Item.entityType, entityID: "i\(seq % 40)",
+                        payload: ItemEvent.quantityChanged(quantity: Int64(seq)).payload)
+                })
+            #expect(log.hasPendingProjections)
+        }
+        let log = try EventLog.open(at: path)
+        let node = try SyncNode(log: log, configuration: .init(hello: Hello(replicaID: "restarted", listenPort: 0)))
+        #expect(try EventLog.open(at: path).hasPendingProjections)
+        let interval = node.configuration.antiEntropyIntervalMs
+        for round in 0..<3 { _ = node.tick(now: Milliseconds(round) * interval) }
+        #expect(!(try EventLog.open(at: path).hasPendingProjections))
     }
 
     @Test func rowsAreWrittenWhenTheNodeStops() throws {

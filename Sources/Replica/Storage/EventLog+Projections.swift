@@ -38,6 +38,12 @@ extension EventLog {
         return current
     }
 
+    /// Inside a transaction: whether `meta.projected_offset` is behind the newest event.
+    func projectionRowsLag() throws -> Bool {
+        let projected = Int64(try EventLog.readMeta(db, "projected_offset") ?? "0") ?? 0
+        return projected < (try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0)
+    }
+
     /// Inside a transaction, after `syncPending()`: the chain head of an
     /// entity, its newest stored event (nil when it has none).
     func chainHead(entityRow: Int64) throws -> Int64? {

@@ -205,6 +205,12 @@ public final class EventLog {
         }
     }
 
-    /// True when this log holds folded state that its projection rows do not.
-    public var hasPendingProjections: Bool { !(pending?.isEmpty ?? true) }
+    /// True when the projection rows do not yet hold every stored event:
+    /// this log folded more than it wrote, or, on a log that has not read or
+    /// written since it was opened, the file's rows lag its events (after a
+    /// `kill -9` during a catch-up, say). False when the file cannot be read.
+    public var hasPendingProjections: Bool {
+        if let pending { return !pending.isEmpty }
+        return (try? read { try projectionRowsLag() }) ?? false
+    }
 }
