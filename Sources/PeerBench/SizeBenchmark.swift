@@ -21,6 +21,7 @@ struct SizeBenchmark {
         results.append(try rawInsertRate(.sameIndexes, batch: batchSize * 10))
         results.append(try rawInsertRate(.feedSeqIndexOnly))
         results.append(try rawInsertRate(.eventLogStatements))
+        results.append(try rawInsertRate(.eventLogStatements, batch: batchSize * 10))
         results.append(try appendRate(.recentHot, growth: &growth))
         results.append(try appendRate(.uniform, growth: &growth))
 
@@ -40,6 +41,7 @@ struct SizeBenchmark {
         var results = [
             try rawInsertRate(.primaryKeyOnly), try rawInsertRate(.sameIndexes),
             try rawInsertRate(.feedSeqIndexOnly), try rawInsertRate(.eventLogStatements),
+            try rawInsertRate(.eventLogStatements, batch: batchSize * 10),
         ]
         let source = workspace.freshDatabase("ingest-\(size).db")
         defer { workspace.remove(source) }
