@@ -4,7 +4,7 @@ import Replica
 /// What `peerd-bench sync` measures, read from the command line.
 ///
 /// ```
-/// peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N]
+/// peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N] [--catch-ups N]
 /// ```
 struct SyncOptions {
     /// Events in the source replica a fresh replica catches up from.
@@ -13,6 +13,9 @@ struct SyncOptions {
     var latencySamples = 2_000
     /// Anti-entropy rounds every connection must have sent in the idle measurement.
     var idleRounds = 30
+    /// Catch-ups of a fresh replica, each paired with a raw ingest baseline
+    /// measured just before it; the report shows the median pair.
+    var catchUps = 3
     /// Where the databases go; nil means a fresh temporary directory, removed at the end.
     var directory: String?
     /// `--help` was given: print `usage` and do nothing else.
@@ -21,12 +24,14 @@ struct SyncOptions {
     /// The text printed for `peerd-bench sync --help`.
     static let usage = """
         usage: peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N]
+                                [--catch-ups N]
 
           --events N           events in the source replica of the catch-up (default 1000000)
           --quick              100000 events, 500 latency samples: about a minute
           --dir DIR            work directory (default: a fresh temporary directory, removed at the end)
           --latency-samples N  single appends timed from A to B and C (default 2000)
           --idle-rounds N      anti-entropy rounds per connection in the idle measurement (default 30)
+          --catch-ups N        catch-ups, each after its own raw ingest baseline; the median pair is reported (default 3)
 
         Needs the `peerd` binary next to `peerd-bench` (`swift build -c release` builds both).
         """
@@ -49,6 +54,9 @@ struct SyncOptions {
                     try BenchOptions.value(after: flag, in: &remaining), for: flag)
             case "--idle-rounds":
                 options.idleRounds = try BenchOptions.count(
+                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--catch-ups":
+                options.catchUps = try BenchOptions.count(
                     try BenchOptions.value(after: flag, in: &remaining), for: flag)
             case "--help", "-h":
                 options.helpRequested = true
@@ -85,10 +93,11 @@ struct SyncBenchmark {
         let pingPong = try LoopbackBaseline.pingPong(samples: 2_000)
         let sizeBenchmark = SizeBenchmark(
             size: options.events, batchSize: 1_000, maxItems: 20_000, workspace: workspace)
-        let rawIngest = try sizeBenchmark.rawInsertRate(.primaryKeyOnly)
         let rawCommit = try SyncBaselines.rawCommitLatency(samples: 500, workspace: workspace)
 
-        let catchUp = try SyncCatchUpBenchmark(events: options.events, peerd: peerd, workspace: workspace).run()
+        let series = try SyncCatchUpBenchmark(events: options.events, peerd: peerd, workspace: workspace).run(
+            times: options.catchUps
+        ) { try sizeBenchmark.rawInsertRate(.primaryKeyOnly) }
 
         progress("live mesh: A, B, C in process, anti-entropy every \(SyncMesh.antiEntropyIntervalMs) ms ...")
         let mesh = try SyncMesh(workspace: workspace)
@@ -100,8 +109,8 @@ struct SyncBenchmark {
 
         let report = SyncReport(
             command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
-            loopback: loopback, pingPong: pingPong, rawIngest: rawIngest, rawCommit: rawCommit,
-            catchUp: catchUp, latency: latency, idle: idle)
+            loopback: loopback, pingPong: pingPong, rawIngest: series.median.raw, rawCommit: rawCommit,
+            catchUp: series.median.catchUp, catchUpPairs: series.pairs, latency: latency, idle: idle)
         print(report.markdown)
     }
 }

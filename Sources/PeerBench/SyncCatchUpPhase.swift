@@ -15,22 +15,38 @@ struct SyncCatchUpBenchmark {
     /// Where the data directories go.
     let workspace: Workspace
 
-    func run() throws -> CatchUpResult {
+    /// Builds A once, then `times` catch-ups of a fresh B, each right after
+    /// its own run of `rawBaseline`: the machine's speed drifts between
+    /// minutes, and a pair measured back to back drifts least.
+    func run(times: Int, rawBaseline: () throws -> PhaseResult) throws -> CatchUpSeries {
         let sourceDirectory = (workspace.path as NSString).appendingPathComponent("sync-source")
-        let receiverDirectory = (workspace.path as NSString).appendingPathComponent("sync-receiver")
-        for directory in [sourceDirectory, receiverDirectory] { try? FileManager.default.removeItem(atPath: directory) }
-        defer {
-            for directory in [sourceDirectory, receiverDirectory] {
-                try? FileManager.default.removeItem(atPath: directory)
-            }
-        }
-        var result = CatchUpResult(events: events)
+        try? FileManager.default.removeItem(atPath: sourceDirectory)
+        defer { try? FileManager.default.removeItem(atPath: sourceDirectory) }
+        var built = CatchUpResult(events: events)
         let key = ClusterKey.generate()
-        try buildSource(in: sourceDirectory, key: key, result: &result)
-        result.pipeline = try SyncPipelineAnalysis(
+        try buildSource(in: sourceDirectory, key: key, result: &built)
+        built.pipeline = try SyncPipelineAnalysis(
             sourcePath: (sourceDirectory as NSString).appendingPathComponent("replica.db"), events: events,
             clusterKey: key, workspace: workspace
         ).run()
+        var pairs: [CatchUpPair] = []
+        for index in 1...max(1, times) {
+            let raw = try rawBaseline()
+            progress("catch-up \(index) of \(max(1, times)) ...")
+            let catchUp = try catchUp(from: sourceDirectory, key: key, result: built)
+            pairs.append(CatchUpPair(raw: raw, catchUp: catchUp))
+        }
+        return CatchUpSeries(pairs: pairs)
+    }
+
+    /// One catch-up of a fresh B from A's directory.
+    private func catchUp(from sourceDirectory: String, key: ClusterKey, result built: CatchUpResult) throws
+        -> CatchUpResult
+    {
+        let receiverDirectory = (workspace.path as NSString).appendingPathComponent("sync-receiver")
+        try? FileManager.default.removeItem(atPath: receiverDirectory)
+        defer { try? FileManager.default.removeItem(atPath: receiverDirectory) }
+        var result = built
 
         try SyncDaemon.runToCompletion(
             peerd: peerd, arguments: ["init", "--data", receiverDirectory, "--join", key.code],
@@ -123,6 +139,23 @@ struct SyncCatchUpBenchmark {
         let b = try EventLog.open(at: (receiver as NSString).appendingPathComponent("replica.db"))
         result.statesMatch = try a.stateHash() == b.stateHash() && a.eventCount() == b.eventCount()
     }
+}
+
+/// A catch-up and the raw ingest baseline measured just before it.
+struct CatchUpPair {
+    var raw: PhaseResult
+    var catchUp: CatchUpResult
+
+    /// Catch-up events/s over the baseline's rows/s.
+    var ratio: Double { catchUp.eventsPerSecond / max(raw.eventsPerSecond, 1e-9) }
+}
+
+/// Every catch-up of a run, in order.
+struct CatchUpSeries {
+    var pairs: [CatchUpPair]
+
+    /// The pair with the median ratio (the lower middle one of an even count).
+    var median: CatchUpPair { pairs.sorted { $0.ratio < $1.ratio }[(pairs.count - 1) / 2] }
 }
 
 /// What the catch-up measured.

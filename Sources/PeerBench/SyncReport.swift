@@ -6,10 +6,14 @@ struct SyncReport {
     var command: String
     var loopback: LoopbackThroughput
     var pingPong: LatencySummary
-    /// The bare raw SQLite row (integer primary key only, batches of 1,000).
+    /// The bare raw SQLite row (integer primary key only, batches of 1,000)
+    /// measured just before `catchUp`.
     var rawIngest: PhaseResult
     var rawCommit: LatencySummary
+    /// The catch-up of the median pair, which the tables and targets show.
     var catchUp: CatchUpResult
+    /// Every catch-up with its own raw baseline, in the order they ran.
+    var catchUpPairs: [CatchUpPair]
     var latency: LiveLatencyResult
     var idle: IdleResult
 
@@ -101,7 +105,14 @@ struct SyncReport {
     private var catchUpNotes: [String] {
         let run = catchUp
         let quarters = run.quarterRates.map { Report.grouped($0) }.joined(separator: " → ")
+        let pairs = catchUpPairs.map {
+            "\(Report.grouped($0.catchUp.eventsPerSecond)) / \(Report.grouped($0.raw.eventsPerSecond)) = "
+                + "\(Report.ratio($0.ratio)) (B \(perEvent($0.catchUp.receiver.cpuSeconds)) µs/event)"
+        }
         return [
+            "- \(catchUpPairs.count) catch-ups of a fresh B from the same A, each right after its own raw SQLite "
+                + "baseline (catch-up events/s / raw rows/s): \(pairs.joined(separator: "; ")); this table, the "
+                + "baselines above and the targets show the median pair",
             "- timed from launching B (`peerd run --peer A`) until B's database held every event (polled read-only "
                 + "every 100 ms); B printed `listening` after \(SyncReport.fixed(run.receiverListeningSeconds, 2)) s, "
                 + "its first events were seen after \(run.firstEventSeconds.map { SyncReport.fixed($0, 2) } ?? "—") s; "
