@@ -15,8 +15,7 @@ extension EventLog {
     /// connection appended are folded in. Returns the result.
     @discardableResult
     func syncPending() throws -> PendingProjections {
-        let projected = Int64(try EventLog.readMeta(db, "projected_offset") ?? "0") ?? 0
-        let newest = try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0
+        let (projected, newest) = try projectionOffsets()
         var current = pending ?? PendingProjections(projectedOffset: projected, knownOffset: projected)
         if pending == nil || current.projectedOffset != projected || current.knownOffset > newest {
             // Another connection wrote the rows (or this log has not looked yet): nothing kept holds.
@@ -38,10 +37,11 @@ extension EventLog {
         return current
     }
 
-    /// Inside a transaction: whether `meta.projected_offset` is behind the newest event.
-    func projectionRowsLag() throws -> Bool {
+    /// Inside a transaction: how far the projection rows go
+    /// (`meta.projected_offset`) and the newest stored event's offset.
+    func projectionOffsets() throws -> (projected: Int64, newest: Int64) {
         let projected = Int64(try EventLog.readMeta(db, "projected_offset") ?? "0") ?? 0
-        return projected < (try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0)
+        return (projected, try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0)
     }
 
     /// Inside a transaction, after `syncPending()`: the chain head of an

@@ -211,6 +211,6 @@ public final class EventLog {
     /// `kill -9` during a catch-up, say). False when the file cannot be read.
     public var hasPendingProjections: Bool {
         if let pending { return !pending.isEmpty }
-        return (try? read { try projectionRowsLag() }) ?? false
+        return (try? read { try projectionOffsets() }).map { $0.projected < $0.newest } ?? false
     }
 }
