@@ -623,31 +623,13 @@ private struct RandomFeeds {
     /// order, shuffled within a batch, sometimes with a repeat. About a
     /// third of the batches are large (some right at the 256 threshold).
     func batches(using rng: inout SplitMix64) -> [[Event]] {
-        var next = Array(repeating: 0, count: feeds.count)
-        var delivered: [Event] = []
-        var batches: [[Event]] = []
-        while feeds.indices.contains(where: { next[$0] < feeds[$0].count }) {
-            let size: Int
+        RandomDelivery.batches(of: feeds, using: &rng, repeatOneIn: 5) { rng in
             switch Int.random(in: 0..<100, using: &rng) {
-            case 0..<5: size = 255
-            case 5..<10: size = 256
-            case 10..<35: size = Int.random(in: 257...700, using: &rng)
-            default: size = Int.random(in: 1...12, using: &rng)
+            case 0..<5: 255
+            case 5..<10: 256
+            case 10..<35: Int.random(in: 257...700, using: &rng)
+            default: Int.random(in: 1...12, using: &rng)
             }
-            var batch: [Event] = []
-            while batch.count < size {
-                let open = feeds.indices.filter { next[$0] < feeds[$0].count }
-                guard let feed = open.randomElement(using: &rng) else { break }
-                batch.append(feeds[feed][next[feed]])
-                next[feed] += 1
-            }
-            if !delivered.isEmpty && Int.random(in: 0..<5, using: &rng) == 0 {
-                batch.append(delivered.randomElement(using: &rng)!)
-            }
-            delivered += batch
-            batch.shuffle(using: &rng)
-            batches.append(batch)
         }
-        return batches
     }
 }

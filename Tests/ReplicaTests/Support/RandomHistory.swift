@@ -97,26 +97,7 @@ struct RandomHistory {
     /// each feed in seq order, in batches of random size, with some events
     /// offered again. Returns the reports of the ingests.
     func deliverShuffled(to log: EventLog, using rng: inout SplitMix64) throws -> [IngestReport] {
-        var next = Array(repeating: 0, count: feeds.count)
-        var delivered: [Event] = []
-        var reports: [IngestReport] = []
-        while true {
-            let open = feeds.indices.filter { next[$0] < feeds[$0].count }
-            if open.isEmpty { break }
-            var batch: [Event] = []
-            for _ in 0..<Int.random(in: 1...8, using: &rng) {
-                let candidates = feeds.indices.filter { next[$0] < feeds[$0].count }
-                guard let feed = candidates.randomElement(using: &rng) else { break }
-                batch.append(feeds[feed][next[feed]])
-                next[feed] += 1
-            }
-            if !delivered.isEmpty && Int.random(in: 0..<10, using: &rng) == 0 {
-                batch.append(delivered.randomElement(using: &rng)!)
-            }
-            delivered += batch
-            batch.shuffle(using: &rng)
-            reports.append(try log.ingest(batch))
-        }
-        return reports
+        try RandomDelivery.batches(of: feeds, using: &rng, repeatOneIn: 10) { Int.random(in: 1...8, using: &$0) }
+            .map { try log.ingest($0) }
     }
 }
