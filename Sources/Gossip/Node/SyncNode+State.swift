@@ -28,7 +28,6 @@ extension SyncNode {
     /// in anyway); once the log has been quiet for a round they are written,
     /// so that `sqlite3` readers of the file see the latest state too.
     func writePendingProjections() {
-        guard log.hasPendingProjections else { return }
         do {
             try log.writePendingProjections()
         } catch {

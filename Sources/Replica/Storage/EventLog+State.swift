@@ -47,6 +47,7 @@ extension EventLog {
             var hash = SHA256()
             while try statement.step() {
                 let entityRow = statement.int64(0)
+                // Encoded in place, so the text is kept for the next hash and the row write.
                 let pendingJSON = pending?.states[entityRow]?.encoded()
                 guard pendingJSON != nil || !statement.isNull(3) else { continue }
                 hash.update(statement.text(1))

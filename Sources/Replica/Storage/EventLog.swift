@@ -198,7 +198,7 @@ public final class EventLog {
     /// calls this when its write queue falls idle after a catch-up, so that
     /// `sqlite3` readers of the `items` view see the latest state.
     public func writePendingProjections() throws {
-        if let pending, pending.isEmpty { return }
+        guard hasPendingProjections else { return }
         try write {
             try syncPending()
             try writePending()
