@@ -29,10 +29,11 @@ struct SyncCatchUpBenchmark {
             sourcePath: (sourceDirectory as NSString).appendingPathComponent("replica.db"), events: events,
             clusterKey: key, workspace: workspace
         ).run()
+        let times = max(1, times)
         var pairs: [CatchUpPair] = []
-        for index in 1...max(1, times) {
+        for index in 1...times {
             let raw = try rawBaseline()
-            progress("catch-up \(index) of \(max(1, times)) ...")
+            progress("catch-up \(index) of \(times) ...")
             let catchUp = try catchUp(from: sourceDirectory, key: key, result: built)
             pairs.append(CatchUpPair(raw: raw, catchUp: catchUp))
         }
