@@ -1,10 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The target graph (docs/architecture.md draws it): dependencies only point
+// down, from the executables through the shells to the pure cores.
+//
+//   PeerDaemon, PeerBench, PeerDemo, MDNSProbe     executables
+//   Gossip, Discovery, DaemonClient, Simulator     shells and tools
+//   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
+//   CSQLite, CSodium, CAvahi, CMicroHTTPD          C libraries from Debian
 let package = Package(
     name: "PeerSync",
     products: [
         .library(name: "Replica", targets: ["Replica"]),
+        .library(name: "Gossip", targets: ["Gossip"]),
+        .library(name: "Discovery", targets: ["Discovery"]),
         .library(name: "DaemonClient", targets: ["DaemonClient"]),
         .executable(name: "peerd", targets: ["PeerDaemon"]),
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
@@ -32,21 +41,33 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        .target(name: "Replica", dependencies: ["CSQLite"]),
-        .target(name: "Gossip", dependencies: ["Replica", "CSodium"]),
-        .target(name: "Discovery", dependencies: ["CAvahi", "Gossip"]),
-        .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "Gossip"]),
+        .target(name: "PeerNet"),
+        .target(name: "Replica", dependencies: ["CSQLite", "CSodium"]),
+        .target(name: "SyncProtocol", dependencies: ["Replica", "PeerNet", "CSodium"]),
+        .target(name: "Gossip", dependencies: ["SyncProtocol", "Replica", "PeerNet"]),
+        .target(name: "Discovery", dependencies: ["CAvahi", "PeerNet"]),
+        .target(name: "DaemonClient", dependencies: ["PeerNet"]),
+        .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
+        .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(
-            name: "PeerDaemon", dependencies: ["Replica", "Gossip", "Discovery", "CMicroHTTPD", "DaemonClient"]),
-        .target(name: "DaemonClient", dependencies: ["Gossip"]),
-        .executableTarget(name: "PeerBench", dependencies: ["Replica", "Gossip", "Simulator", "CSQLite"]),
+            name: "PeerDaemon",
+            dependencies: [
+                "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "CMicroHTTPD", "DaemonClient",
+            ]),
+        .executableTarget(
+            name: "PeerBench",
+            dependencies: ["Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .target(name: "Simulator", dependencies: ["Gossip", "Replica"], path: "Tests/Simulator"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
-        .testTarget(name: "GossipTests", dependencies: ["Gossip", "Replica", "TestSupport"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Gossip", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Replica", "Gossip", "DaemonClient", "TestSupport"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "Replica", "TestSupport"]),
+        .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
+        .testTarget(
+            name: "GossipTests", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "PeerNet", "TestSupport"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["Replica", "SyncProtocol", "Gossip", "DaemonClient", "PeerNet", "TestSupport"]),
+        .testTarget(
+            name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "SyncProtocol", "Replica", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

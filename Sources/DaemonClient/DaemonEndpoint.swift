@@ -1,4 +1,4 @@
-import Gossip
+import PeerNet
 
 /// Where a `peerd` HTTP API listens, and the bearer token it wants, if any.
 ///

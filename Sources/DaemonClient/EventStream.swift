@@ -1,4 +1,4 @@
-import Gossip
+import PeerNet
 
 /// One Server-Sent Event: its `id`, `event` name and `data`.
 public struct ServerSentEvent: Sendable, Hashable {

@@ -1,4 +1,5 @@
-import Gossip
+import Foundation
+import PeerNet
 
 /// Reads an HTTP/1.1 response from a socket incrementally: the head, then
 /// the body with `Content-Length`, chunked encoding, or up to the close.

@@ -1,4 +1,4 @@
-import Gossip
+import PeerNet
 
 /// A replica of this cluster that mDNS found and resolved.
 public struct DiscoveredPeer: Hashable, Sendable {
@@ -9,12 +9,12 @@ public struct DiscoveredPeer: Hashable, Sendable {
     /// Where to dial it: the resolved IPv4 address and the service's port.
     public var address: PeerAddress
     /// `peer` or `relay`, from TXT `role`.
-    public var role: NodeRole
+    public var role: ServiceRole
     /// The protocol version it speaks, from TXT `v` (equal to this node's).
     public var protocolVersion: UInt16
 
     public init(
-        serviceName: String, replicaID: String, address: PeerAddress, role: NodeRole, protocolVersion: UInt16
+        serviceName: String, replicaID: String, address: PeerAddress, role: ServiceRole, protocolVersion: UInt16
     ) {
         self.serviceName = serviceName
         self.replicaID = replicaID

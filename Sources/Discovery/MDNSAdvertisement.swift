@@ -1,11 +1,10 @@
-import Gossip
-
 /// What this replica publishes over mDNS: an instance of ``Discovery/serviceType``
 /// on the gossip port, with a TXT record that lets others recognise it.
 ///
 /// ```swift
 /// let advertisement = MDNSAdvertisement(
-///     replicaID: log.replicaID, port: 4100, clusterFingerprint: clusterKey.fingerprint)
+///     replicaID: log.replicaID, port: 4100, clusterFingerprint: clusterKey.fingerprint,
+///     protocolVersion: WireProtocol.version)
 /// advertisement.txtRecord  // ["id=…", "v=1", "role=peer", "cluster=3f09a1c2"]
 /// ```
 public struct MDNSAdvertisement: Hashable, Sendable {
@@ -20,16 +19,18 @@ public struct MDNSAdvertisement: Hashable, Sendable {
     /// The sync protocol version this node speaks (TXT `v`).
     public var protocolVersion: UInt16
     /// Whether this node only syncs for itself or serves as a hub (TXT `role`).
-    public var role: NodeRole
+    public var role: ServiceRole
     /// The cluster key's public fingerprint (TXT `cluster`), never the key.
     public var clusterFingerprint: String
 
     /// - Parameters:
+    ///   - clusterFingerprint: the cluster key's public fingerprint, never the key.
+    ///   - protocolVersion: the sync protocol version this node speaks.
     ///   - instanceName: defaults to `peerd-` and the first 8 characters of
     ///     the replica id.
     public init(
-        replicaID: String, port: UInt16, clusterFingerprint: String, role: NodeRole = .peer,
-        protocolVersion: UInt16 = Gossip.protocolVersion, instanceName: String? = nil
+        replicaID: String, port: UInt16, clusterFingerprint: String, role: ServiceRole = .peer,
+        protocolVersion: UInt16, instanceName: String? = nil
     ) {
         self.instanceName = instanceName ?? Self.defaultInstanceName(replicaID: replicaID)
         self.port = port
@@ -37,18 +38,6 @@ public struct MDNSAdvertisement: Hashable, Sendable {
         self.protocolVersion = protocolVersion
         self.role = role
         self.clusterFingerprint = clusterFingerprint
-    }
-
-    /// Advertises membership of the cluster of `clusterKey` by its
-    /// fingerprint (``ClusterKey/fingerprint``), which reveals nothing about
-    /// the key.
-    public init(
-        replicaID: String, port: UInt16, clusterKey: ClusterKey, role: NodeRole = .peer,
-        protocolVersion: UInt16 = Gossip.protocolVersion, instanceName: String? = nil
-    ) {
-        self.init(
-            replicaID: replicaID, port: port, clusterFingerprint: clusterKey.fingerprint, role: role,
-            protocolVersion: protocolVersion, instanceName: instanceName)
     }
 
     /// `peerd-` and the first 8 characters of `replicaID`.

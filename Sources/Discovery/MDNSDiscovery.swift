@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// ```swift
 /// let discovery = MDNSDiscovery(
-///     advertisement: MDNSAdvertisement(replicaID: id, port: 4100, clusterKey: key)
+///     advertisement: MDNSAdvertisement(
+///         replicaID: id, port: 4100, clusterFingerprint: key.fingerprint, protocolVersion: WireProtocol.version)
 /// ) { event in
 ///     events.yield(event)  // hand over; the peer manager's owner acts on it
 /// }

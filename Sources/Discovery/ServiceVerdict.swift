@@ -1,4 +1,4 @@
-import Gossip
+import PeerNet
 
 /// What to make of a resolved `_peersync._tcp` service: a peer to report,
 /// or why it is ignored. A pure function of the service and this node's
@@ -34,23 +34,11 @@ enum ServiceVerdict: Hashable, Sendable {
             return .incompatibleVersion(versionText)
         }
         let roleText = txt[ServiceTXT.Key.role] ?? ""
-        guard let role = NodeRole(text: roleText) else { return .malformed(reason: "unknown role '\(roleText)'") }
+        guard let role = ServiceRole(text: roleText) else { return .malformed(reason: "unknown role '\(roleText)'") }
         guard port != 0 else { return .malformed(reason: "port 0") }
         return .peer(
             DiscoveredPeer(
                 serviceName: serviceName, replicaID: replicaID, address: PeerAddress(host: host, port: port),
                 role: role, protocolVersion: version))
-    }
-}
-
-extension NodeRole {
-    /// Parses the TXT `role` value, the inverse of `description`: `peer` or
-    /// `relay`, in any case.
-    public init?(text: String) {
-        switch text.lowercased() {
-        case NodeRole.peer.description: self = .peer
-        case NodeRole.relay.description: self = .relay
-        default: return nil
-        }
     }
 }

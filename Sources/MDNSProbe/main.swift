@@ -9,7 +9,7 @@
 import Discovery
 import Dispatch
 import Glibc
-import Gossip
+import SyncProtocol
 
 /// Writes `text` and a newline to stdout in one write(2) (`print` buffers
 /// and `stdout` is not concurrency-safe).
@@ -43,8 +43,8 @@ if let unknown = options.keys.first(where: { !known.contains($0) }) { fail("unkn
 guard let port = options["port"].flatMap(UInt16.init) else { fail("--port N is required") }
 guard let replicaID = options["id"] else { fail("--id REPLICA is required") }
 guard let cluster = options["cluster"] else { fail("--cluster FINGERPRINT is required") }
-guard let role = NodeRole(text: options["role"] ?? "peer") else { fail("--role is peer or relay") }
-guard let version = UInt16(options["version"] ?? "\(Gossip.protocolVersion)") else { fail("--version is a number") }
+guard let role = ServiceRole(text: options["role"] ?? "peer") else { fail("--role is peer or relay") }
+guard let version = UInt16(options["version"] ?? "\(WireProtocol.version)") else { fail("--version is a number") }
 guard let retryMs = Int(options["retry-ms"] ?? "2000"), retryMs > 0 else { fail("--retry-ms is a positive number") }
 
 let discovery = MDNSDiscovery(

@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// Catch-up of a fresh replica over loopback TCP between two real `peerd
 /// run` processes: A holds `events` events of 4 origin feeds, B starts

@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// Anti-entropy traffic of the converged mesh: the wire bytes (framing and
 /// encryption included) each node sends each peer per round when nothing

@@ -1,6 +1,8 @@
 import Foundation
 import Gossip
+import PeerNet
 import Replica
+import SyncProtocol
 import Synchronization
 
 /// Three in-process `GossipService`s A, B, C on 127.0.0.1, each with its

@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// The catch-up of the daemons, replayed in this process on one thread with
 /// no sockets: A's log behind a `SyncNode`, a fresh log behind another, and

@@ -1,5 +1,6 @@
 import Foundation
 import Gossip
+import SyncProtocol
 
 /// Everything `peerd-bench sync` measured, printed as Markdown.
 struct SyncReport {

@@ -1,5 +1,4 @@
 import Foundation
-import Gossip
 import Testing
 
 @testable import Discovery
@@ -17,48 +16,36 @@ import Testing
 
     @Test func theDefaultInstanceNameIsPeerdAndTheFirstEightCharactersOfTheReplicaID() {
         let advertisement = MDNSAdvertisement(
-            replicaID: "0f3c9a7e-1b2d-4c5e", port: 4100, clusterFingerprint: "3f09a1c2")
+            replicaID: "0f3c9a7e-1b2d-4c5e", port: 4100, clusterFingerprint: "3f09a1c2", protocolVersion: 1)
         #expect(advertisement.instanceName == "peerd-0f3c9a7e")
         #expect(MDNSAdvertisement.defaultInstanceName(replicaID: "r1") == "peerd-r1")
     }
 
-    @Test func theDefaultsAreAPeerSpeakingThisBuildsProtocolVersion() {
-        let advertisement = MDNSAdvertisement(replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2")
+    @Test func theDefaultRoleIsPeer() {
+        let advertisement = MDNSAdvertisement(
+            replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2", protocolVersion: 1)
         #expect(advertisement.role == .peer)
-        #expect(advertisement.protocolVersion == Gossip.protocolVersion)
-    }
-
-    @Test func aClusterKeyIsAdvertisedByItsFingerprintAndNothingElseOfIt() throws {
-        let key = try ClusterKey(bytes: (0..<32).map { UInt8($0) })
-        let advertisement = MDNSAdvertisement(replicaID: "r1", port: 4100, clusterKey: key)
-        #expect(advertisement.clusterFingerprint == key.fingerprint)
-        #expect(advertisement.txtRecord.last == "cluster=\(key.fingerprint)")
-        let keyHex = (0..<32).map { String(format: "%02x", $0) }.joined()
-        for string in advertisement.txtRecord {
-            #expect(!string.contains(keyHex.prefix(8)))
-        }
-        #expect(key.fingerprint.count == 8)
     }
 
     @Test func anAdvertisementThatDNSSDCannotCarryNamesItsProblem() {
-        let fine = MDNSAdvertisement(replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2")
+        let fine = MDNSAdvertisement(replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2", protocolVersion: 1)
         #expect(fine.problem == nil)
         let longName = MDNSAdvertisement(
-            replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2", instanceName: String(repeating: "n", count: 64)
-        )
+            replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2", protocolVersion: 1,
+            instanceName: String(repeating: "n", count: 64))
         #expect(longName.problem?.contains("63 bytes") == true)
         let longID = MDNSAdvertisement(
             replicaID: String(repeating: "r", count: 260), port: 4100, clusterFingerprint: "3f09a1c2",
-            instanceName: "peerd-long")
+            protocolVersion: 1, instanceName: "peerd-long")
         #expect(longID.problem?.contains("255 bytes") == true)
     }
 
     @Test func rolesReadBackFromTheirTXTText() {
-        #expect(NodeRole(text: "peer") == .peer)
-        #expect(NodeRole(text: "RELAY") == .relay)
-        #expect(NodeRole(text: NodeRole.relay.description) == .relay)
-        #expect(NodeRole(text: "gateway") == nil)
-        #expect(NodeRole(text: "") == nil)
+        #expect(ServiceRole(text: "peer") == .peer)
+        #expect(ServiceRole(text: "RELAY") == .relay)
+        #expect(ServiceRole(text: ServiceRole.relay.description) == .relay)
+        #expect(ServiceRole(text: "gateway") == nil)
+        #expect(ServiceRole(text: "") == nil)
     }
 }
 
@@ -87,7 +74,7 @@ import Testing
 
     @Test func whatAnAdvertisementPublishesParsesBack() {
         let advertisement = MDNSAdvertisement(
-            replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2", role: .relay)
+            replicaID: "r1", port: 4100, clusterFingerprint: "3f09a1c2", role: .relay, protocolVersion: 1)
         let txt = ServiceTXT(advertisement.txtRecord)
         #expect(txt[ServiceTXT.Key.replicaID] == "r1")
         #expect(txt[ServiceTXT.Key.protocolVersion] == "\(advertisement.protocolVersion)")

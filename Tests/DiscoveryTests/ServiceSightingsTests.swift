@@ -1,4 +1,4 @@
-import Gossip
+import PeerNet
 import Testing
 
 @testable import Discovery

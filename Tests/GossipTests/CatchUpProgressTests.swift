@@ -1,3 +1,4 @@
+import SyncProtocol
 import Testing
 
 @testable import Gossip

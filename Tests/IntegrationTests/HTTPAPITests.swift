@@ -1,6 +1,7 @@
 import DaemonClient
 import Foundation
 import Gossip
+import PeerNet
 import Replica
 import TestSupport
 import Testing

@@ -1,3 +1,5 @@
+import SyncProtocol
+
 /// One session's backlog, for the "catching up" log lines: from the moment
 /// the peer is seen to hold events we lack until we hold them all.
 ///

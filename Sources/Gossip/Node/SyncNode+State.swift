@@ -1,4 +1,5 @@
 import Replica
+import SyncProtocol
 
 extension SyncNode {
     /// True when `localState` describes the log as this node last read it:

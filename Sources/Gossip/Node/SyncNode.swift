@@ -1,4 +1,6 @@
+import PeerNet
 import Replica
+import SyncProtocol
 
 /// One replica's side of sync: its peer manager and one `SyncSession` per
 /// connection, carried out over its `EventLog`.

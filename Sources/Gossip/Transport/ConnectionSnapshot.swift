@@ -1,3 +1,6 @@
+import PeerNet
+import SyncProtocol
+
 /// One connection as the service sees it at a moment: who, where, how much
 /// traffic, and how far apart the two replicas are.
 public struct ConnectionSnapshot: Sendable, Hashable {

@@ -1,5 +1,7 @@
 import Foundation
+import PeerNet
 import Replica
+import SyncProtocol
 
 /// Runs sync over TCP for one replica: listens, dials, and carries out the
 /// `SyncNode`'s effects on real sockets.

@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 
 /// Messages read from connections and not yet handed to the node, per
 /// connection. While the node's queue is busy (storing a batch), the next

@@ -1,4 +1,6 @@
 import Foundation
+import PeerNet
+import SyncProtocol
 import Synchronization
 
 /// One TCP connection to a peer: the handshake, then sealed messages.

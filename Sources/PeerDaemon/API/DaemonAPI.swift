@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// The daemon's HTTP API (docs/http-api.md): routes each request to its
 /// handler, checks the bearer token, and answers 503 once shutdown began.

@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// The directory that holds one replica: `replica.db` (with its WAL files)
 /// and `cluster.key` (mode 0600), the secret shared by the cluster.
@@ -29,7 +30,7 @@ struct DataDirectory: Sendable {
     func readClusterKey() throws -> ClusterKey {
         do {
             return try ClusterKey.read(fromFile: clusterKeyPath)
-        } catch SecurityError.keyFileMissing {
+        } catch KeyFileError.missing {
             throw CommandError(
                 "no cluster key in \(path) (\(clusterKeyPath)); run `peerd init --data \(path)` for a new replica, "
                     + "or copy cluster.key from a member of the cluster and `chmod 600` it")

@@ -1,5 +1,6 @@
 import Foundation
 import Gossip
+import SyncProtocol
 
 /// Writes log records to stderr, one `key=value` line each, prefixed with
 /// the UTC time: `ts=2026-11-29T21:59:27.123Z level=info msg=listening ...`.

@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// `peerd init`: creates the data directory, a new replica and the cluster
 /// key, or joins an existing cluster with its share code.

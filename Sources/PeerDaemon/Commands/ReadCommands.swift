@@ -2,6 +2,7 @@ import DaemonClient
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// `peerd items`, `events`, `status`: read what this replica holds.
 enum ReadCommands {

@@ -1,5 +1,7 @@
 import Foundation
 import Gossip
+import PeerNet
+import SyncProtocol
 
 /// `peerd run`: the replica as a daemon that syncs with its peers and
 /// serves the HTTP API until SIGTERM or SIGINT.

@@ -1,7 +1,9 @@
 import Discovery
 import Foundation
 import Gossip
+import PeerNet
 import Replica
+import SyncProtocol
 
 /// `peerd run` once its settings are known: takes the data directory's
 /// lock, starts sync, discovery and the HTTP API, and shuts them down in
@@ -90,7 +92,9 @@ enum DaemonRuntime {
         let discovery =
             settings.mdns
             ? startDiscovery(
-                MDNSAdvertisement(replicaID: log.replicaID, port: port, clusterKey: clusterKey),
+                MDNSAdvertisement(
+                    replicaID: log.replicaID, port: port, clusterFingerprint: clusterKey.fingerprint,
+                    protocolVersion: WireProtocol.version),
                 service: service, logger: logger)
             : nil
 

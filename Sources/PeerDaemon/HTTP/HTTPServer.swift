@@ -2,6 +2,7 @@ import CMicroHTTPD
 import Foundation
 import Glibc
 import Gossip
+import PeerNet
 
 /// An HTTP/1.1 server over libmicrohttpd: one thread per connection (at
 /// most `connectionLimit`), bodies buffered up to `maxBodyBytes` (larger

@@ -1,6 +1,8 @@
 import Foundation
 import Gossip
+import PeerNet
 import Replica
+import SyncProtocol
 import Synchronization
 import TestSupport
 

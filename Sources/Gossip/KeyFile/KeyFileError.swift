@@ -1,0 +1,36 @@
+import Glibc
+
+/// What went wrong reading or writing a cluster key file. Every message says
+/// what happened and, where a person can fix it, how.
+public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No key file at the path.
+    case missing(path: String)
+    /// A key file is already there; writing never replaces one.
+    case exists(path: String)
+    /// The key file does not hold exactly 32 bytes.
+    case wrongSize(path: String, size: Int)
+    /// Group or others may access the key file.
+    case tooOpen(path: String, mode: UInt32)
+    /// The key file path is not a regular file.
+    case notRegular(path: String)
+    /// A system call on the key file failed.
+    case io(path: String, operation: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .missing(let path):
+            "no cluster key file at \(path)"
+        case .exists(let path):
+            "a cluster key file already exists at \(path); refusing to overwrite it"
+        case .wrongSize(let path, let size):
+            "cluster key file \(path) holds \(size) bytes, not 32; it is damaged or not a cluster key"
+        case .tooOpen(let path, let mode):
+            "cluster key file \(path) is accessible by group or others (mode 0\(String(mode, radix: 8))); "
+                + "run `chmod 600 \(path)`"
+        case .notRegular(let path):
+            "cluster key file \(path) is not a regular file"
+        case .io(let path, let operation, let code):
+            "cannot \(operation) cluster key file \(path): \(String(cString: strerror(code)))"
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Gossip
+import SyncProtocol
+
+/// Everything one simulated run does, derived from a seed or written out
+/// by a test: replicas, clock skews, network faults, crashes and
+/// partitions during the fault phase, the workload, and the sync settings.
+///
+/// ```swift
+/// let report = try Simulation(scenario: .random(seed: 7)).run()
+/// #expect(report.passed, "\(report.failureMessage)")
+/// ```
+public struct Scenario: Sendable {
+    /// Seeds every random choice of the run; the same seed replays the same run.
+    public var seed: UInt64
+    public var replicaCount: Int
+    /// Faults and local appends happen in `0..<faultPhaseMs`; then the
+    /// network heals, crashed replicas restart, and the faults stop.
+    public var faultPhaseMs: Milliseconds = 20_000
+    /// How long after the fault phase the replicas may take to converge.
+    public var settleLimitMs: Milliseconds = 300_000
+    /// The network during the fault phase (it is `calm` after).
+    public var conditions = NetworkConditions()
+    public var faults: [ScheduledFault] = []
+    /// Per replica: how far its wall clock is off true time.
+    public var clockSkewMs: [Milliseconds]
+    /// Local appends at random replicas and times during the fault phase.
+    public var appendCount = 0
+    /// Of those, the share that edit one item on several replicas at once.
+    public var concurrentEditShare = 0.1
+    /// Of the items created, the share in a second scope (so a replica writes two feeds).
+    public var secondScopeShare = 0.0
+    /// Events each replica appends (an item it creates) at `initialEventsAtMs`,
+    /// before any other append.
+    public var initialEventsPerReplica = 0
+    public var initialEventsAtMs: Milliseconds = 0
+    public var session = SyncSession.Configuration()
+    public var peers = PeerManager.Configuration()
+    public var antiEntropyIntervalMs: Milliseconds = 1_000
+    /// How often the simulator ticks every node.
+    public var tickEveryMs: Milliseconds = 50
+    /// Records over how many transfers each event reached each replica
+    /// (`SimulationReport.hops`); costs memory, so off unless asked for.
+    public var tracksHops = false
+    /// How often, after the fault phase, the simulator checks for convergence.
+    public var convergenceCheckEveryMs: Milliseconds = 250
+    /// How long after converging every session's peer may take to report
+    /// the common state hash in a `state` message.
+    public var stateReportLimitMs: Milliseconds = 10_000
+    /// Prints every node log line and every fault as it happens.
+    public var trace = false
+
+    /// A calm scenario: no faults, no skew, no workload.
+    public init(seed: UInt64, replicaCount: Int) {
+        precondition(replicaCount >= 1, "a scenario needs a replica")
+        self.seed = seed
+        self.replicaCount = replicaCount
+        clockSkewMs = Array(repeating: 0, count: replicaCount)
+    }
+
+    /// The scenario of one seed of the sweep: 3–20 replicas, random fault
+    /// rates, partitions, crashes, skews, workload and sync settings.
+    public static func random(seed: UInt64, replicas: ClosedRange<Int> = 3...20) -> Scenario {
+        var random = SimulationRandom(seed: seed ^ 0x5EED_0F_5EED)
+        var scenario = Scenario(seed: seed, replicaCount: random.int(in: replicas))
+        let count = scenario.replicaCount
+        scenario.faultPhaseMs = random.int(in: 3_000...6_000)
+        scenario.conditions = .random(using: &random)
+        scenario.faults = ScheduledFault.randomPlan(
+            replicaCount: count, phaseMs: scenario.faultPhaseMs, using: &random)
+        scenario.clockSkewMs = ClockSkew.random(replicaCount: count, using: &random)
+        scenario.appendCount = random.int(in: 3...10)
+        scenario.secondScopeShare = random.chance(0.3) ? 0.2 : 0
+        scenario.concurrentEditShare = random.double(in: 0.05...0.35)
+        scenario.session.batchEvents = random.element(of: [1, 3, 10, 2_000])
+        scenario.session.window = random.int(in: 1...4)
+        scenario.session.livePush = random.chance(0.5)
+        scenario.peers.maxOutbound = random.chance(0.1) ? 16 : random.int(in: 2...4)
+        scenario.peers.rotateEveryMs = random.element(of: [nil, 5_000, 60_000])
+        return scenario
+    }
+
+    /// The command that replays this seed alone.
+    public var replayCommand: String {
+        "PEERSYNC_SIM_SEED=\(seed) swift test --filter SimulatorTests"
+    }
+
+    /// One line that says what the run does.
+    public var summary: String {
+        let skews = clockSkewMs.map { skewText($0) }.joined(separator: ",")
+        return "seed \(seed): \(replicaCount) replicas, \(faultPhaseMs) ms of faults "
+            + "(drop \(percent(conditions.dropProbability)), dup \(percent(conditions.duplicateProbability)), "
+            + "delay \(percent(conditions.delayProbability)), \(faults.count) planned faults), "
+            + "\(appendCount) appends, batch \(session.batchEvents)x\(session.window), "
+            + "live push \(session.livePush), max outbound \(peers.maxOutbound), skews [\(skews)]"
+    }
+
+    private func percent(_ probability: Double) -> String {
+        "\(Double(Int(probability * 1_000)) / 10)%"
+    }
+
+    private func skewText(_ skew: Milliseconds) -> String {
+        if abs(skew) >= ClockSkew.hour { return "\(skew / ClockSkew.hour)h" }
+        if abs(skew) >= ClockSkew.minute { return "\(skew / ClockSkew.minute)m" }
+        return "\(skew)ms"
+    }
+}

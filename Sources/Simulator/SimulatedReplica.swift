@@ -1,0 +1,159 @@
+import Foundation
+import Gossip
+import PeerNet
+import Replica
+import SyncProtocol
+import Synchronization
+
+/// Virtual time in milliseconds, shared by the simulator (which moves it)
+/// and every replica's `EventLog.Options.wallClock` (which reads it).
+public final class VirtualClock: Sendable {
+    /// Wall-clock time at virtual time 0 (November 2023), so that skews
+    /// hours behind still give plausible times.
+    public static let epochMs: Int64 = 1_700_000_000_000
+
+    private let current = Atomic<Int64>(0)
+
+    public init() {}
+
+    public var now: Milliseconds { current.load(ordering: .relaxed) }
+
+    func advance(to time: Milliseconds) {
+        current.store(time, ordering: .relaxed)
+    }
+
+    /// The wall clock of a device `skewMs` off true time.
+    public func wallClock(skewMs: Int64) -> @Sendable () -> Int64 {
+        { [self] in VirtualClock.epochMs + now + skewMs }
+    }
+}
+
+/// One simulated device: a real `EventLog` in its own SQLite file, and a
+/// `SyncNode` over it while the device runs. A crash drops both without a
+/// goodbye; a restart opens the same file again.
+final class SimulatedReplica {
+    let index: Int
+    let replicaID: String
+    let address: PeerAddress
+    let path: String
+    let skewMs: Milliseconds
+    private(set) var incarnation = 0
+    private(set) var log: EventLog?
+    private(set) var node: SyncNode?
+
+    init(index: Int, directory: String, skewMs: Milliseconds) {
+        self.index = index
+        replicaID = "sim-\(index)"
+        address = PeerAddress(host: "sim-\(index)", port: 1)
+        path = "\(directory)/sim-\(index).sqlite"
+        self.skewMs = skewMs
+    }
+
+    var host: Host { Host(replica: index, incarnation: incarnation) }
+
+    /// True while the device runs as `host` (not crashed, not restarted since).
+    func runs(as host: Host) -> Bool { node != nil && self.host == host }
+
+    var isUp: Bool { node != nil }
+
+    /// Starts the device: creates its log on the first start, opens it after.
+    func start(
+        clock: VirtualClock, configuration: SyncNode.Configuration, logger: @escaping (LogRecord) -> Void
+    ) throws {
+        precondition(node == nil, "\(replicaID) started twice")
+        var options = EventLog.Options()
+        options.durability = .normal
+        options.wallClock = clock.wallClock(skewMs: skewMs)
+        options.eventIDs = SeededEventIDs(replicaID: replicaID, incarnation: incarnation + 1).next
+        let log =
+            FileManager.default.fileExists(atPath: path)
+            ? try EventLog.open(at: path, options: options)
+            : try EventLog.create(at: path, replicaID: replicaID, options: options)
+        incarnation += 1
+        self.log = log
+        node = try SyncNode(log: log, configuration: configuration, logger: logger)
+    }
+
+    /// The process dies: the node and the log handle go, no goodbye is sent.
+    func crash() {
+        node = nil
+        log = nil
+    }
+
+    /// Opens the file for a check while the device is down, without a node.
+    func openForInspection(clock: VirtualClock) throws -> EventLog {
+        if let log { return log }
+        var options = EventLog.Options()
+        options.durability = .normal
+        options.wallClock = clock.wallClock(skewMs: skewMs)
+        return try EventLog.open(at: path, options: options)
+    }
+}
+
+/// Collects what the nodes log: counts per level, the forks reported, and
+/// the latest lines for a failure's diagnostic; prints them when tracing.
+final class LogCollector {
+    private(set) var forkReports: [String] = []
+    private(set) var warnings = 0
+    private(set) var clockFarAheadReports = 0
+    private(set) var errors = 0
+    private(set) var recent: [String] = []
+    let trace: Bool
+    private let clock: VirtualClock
+
+    init(clock: VirtualClock, trace: Bool) {
+        self.clock = clock
+        self.trace = trace
+    }
+
+    /// The logger for one replica's node.
+    func logger(for replicaID: String) -> (LogRecord) -> Void {
+        { [self] record in collect(record, from: replicaID) }
+    }
+
+    /// A line from the simulator itself (faults, dials), kept like a node's.
+    func note(_ text: String) {
+        append("t=\(clock.now) sim \(text)")
+    }
+
+    private func collect(_ record: LogRecord, from replicaID: String) {
+        if record.message == "fork quarantined" { forkReports.append("\(replicaID): \(record.line)") }
+        if record.message == "clock far ahead" { clockFarAheadReports += 1 }
+        if record.level == .warning { warnings += 1 }
+        if record.level == .error { errors += 1 }
+        guard record.level >= .info || trace else { return }
+        append("t=\(clock.now) \(replicaID) \(record.line)")
+    }
+
+    private func append(_ line: String) {
+        if trace { print(line) }
+        recent.append(line)
+        if recent.count > 400 { recent.removeFirst(200) }
+    }
+}
+
+/// Event ids that depend only on the replica, its incarnation and a counter,
+/// so that a seed replays exactly (ties in `(time_ms, seq)` are broken by
+/// event id in the canonical order).
+final class SeededEventIDs: Sendable {
+    private let counter = Mutex<UInt64>(0)
+    private let base: UInt64
+
+    init(replicaID: String, incarnation: Int) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in replicaID.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        base = hash ^ (UInt64(incarnation) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    func next() -> UUID {
+        let count = counter.withLock { value in
+            value += 1
+            return value
+        }
+        var random = SimulationRandom(seed: base &+ count)
+        var bytes = withUnsafeBytes(of: (random.next(), random.next())) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
+    }
+}

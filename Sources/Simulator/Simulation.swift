@@ -1,0 +1,283 @@
+import Foundation
+import Gossip
+import PeerNet
+import Replica
+import SyncProtocol
+
+/// A deterministic run of real replicas (`EventLog` + `SyncNode`) over the
+/// virtual network: virtual time, one agenda, one seeded random source.
+///
+/// The run has two phases. During the fault phase, replicas append locally
+/// while the network loses, duplicates and delays messages, partitions
+/// come and go, and replicas crash and restart. Then the network heals,
+/// every crashed replica restarts, the faults stop, and the run goes on
+/// until every replica holds every acknowledged event with equal state
+/// hashes, or the settle limit passes; then until every session's peer has
+/// reported that state (`state` messages), within
+/// `Scenario.stateReportLimitMs`. `run()` then checks the outcome.
+///
+/// ```swift
+/// let report = try Simulation(scenario: .random(seed: 12)).run()
+/// print(report.passed ? "converged at \(report.convergedAtMs!) ms" : report.failureMessage)
+/// ```
+public final class Simulation {
+    /// What the agenda holds.
+    enum Occurrence {
+        case tick(Host)
+        case dialCompleted(from: Host, to: Int?, address: PeerAddress)
+        case arrival(Transmission)
+        /// The far end learns that its link was closed or reset.
+        case hangUp(ConnectionID)
+        case localAppend
+        case initialEvents
+        case fault(ScheduledFault.Action)
+        case endOfFaults
+        case convergenceCheck
+        /// After convergence: have the peers reported the common state?
+        case stateReportCheck
+    }
+
+    public let scenario: Scenario
+    let clock = VirtualClock()
+    var random: SimulationRandom
+    var queue = EventQueue<Occurrence>()
+    var network: VirtualNetwork
+    let replicas: [SimulatedReplica]
+    let addresses: [PeerAddress: Int]
+    let logs: LogCollector
+    var ledger = AcknowledgedAppends()
+    var workload = WorkloadState()
+    var hops: HopTracker
+    var statistics = SimulationStatistics()
+    var failures: [String] = []
+    private(set) var faultsOver = false
+    private(set) var convergedAt: Milliseconds?
+    /// When every session's peer had reported the common state hash.
+    private(set) var statesReportedAt: Milliseconds?
+    private let directory: SimulationDirectory
+
+    public init(scenario: Scenario) throws {
+        precondition(scenario.clockSkewMs.count == scenario.replicaCount, "one clock skew per replica")
+        self.scenario = scenario
+        random = SimulationRandom(seed: scenario.seed)
+        network = VirtualNetwork(replicaCount: scenario.replicaCount, conditions: scenario.conditions)
+        hops = HopTracker(replicaCount: scenario.replicaCount)
+        let directory = try SimulationDirectory(seed: scenario.seed)
+        self.directory = directory
+        replicas = (0..<scenario.replicaCount).map { index in
+            SimulatedReplica(index: index, directory: directory.path, skewMs: scenario.clockSkewMs[index])
+        }
+        addresses = Dictionary(uniqueKeysWithValues: replicas.map { ($0.address, $0.index) })
+        logs = LogCollector(clock: clock, trace: scenario.trace)
+    }
+
+    var now: Milliseconds { clock.now }
+
+    /// Runs the scenario to convergence (or its time limit) and checks it.
+    public func run() throws -> SimulationReport {
+        try setUp()
+        let deadline = scenario.faultPhaseMs + scenario.settleLimitMs
+        while convergedAt == nil || statesReportedAt == nil, failures.isEmpty, let (time, occurrence) = queue.next() {
+            guard time <= deadline else { break }
+            clock.advance(to: time)
+            try handle(occurrence)
+        }
+        return try finish()
+    }
+
+    private func setUp() throws {
+        for replica in replicas {
+            try start(replica)
+        }
+        queue.schedule(.initialEvents, at: scenario.initialEventsAtMs)
+        for _ in 0..<scenario.appendCount {
+            queue.schedule(.localAppend, at: random.int(in: 0..<max(1, scenario.faultPhaseMs)))
+        }
+        for fault in scenario.faults {
+            queue.schedule(.fault(fault.action), at: fault.at)
+        }
+        queue.schedule(.endOfFaults, at: scenario.faultPhaseMs)
+    }
+
+    private func handle(_ occurrence: Occurrence) throws {
+        switch occurrence {
+        case .tick(let host):
+            guard let node = node(of: host) else { return }
+            perform(node.tick(now: now), by: host)
+            queue.schedule(.tick(host), at: now + scenario.tickEveryMs)
+        case .dialCompleted(let from, let target, let address):
+            completeDial(from: from, to: target, address: address)
+        case .arrival(let transmission):
+            arrive(transmission)
+        case .hangUp(let id):
+            hangUp(id)
+        case .localAppend:
+            guard !faultsOver else { return }
+            try performAppendStep()
+        case .initialEvents:
+            statistics.messagesBeforeInitialEvents = network.statistics.messagesSent
+            for replica in replicas where replica.isUp {
+                for _ in 0..<scenario.initialEventsPerReplica { appendInitialEvent(on: replica) }
+            }
+        case .fault(let action):
+            try apply(action)
+        case .endOfFaults:
+            try endFaults()
+        case .stateReportCheck:
+            if let unreported = try sessionsWithoutTheCommonState() {
+                if now - convergedAt! >= scenario.stateReportLimitMs {
+                    failures.append(
+                        "peers did not report the common state hash within \(scenario.stateReportLimitMs) ms "
+                            + "after converging: \(unreported)")
+                } else {
+                    queue.schedule(.stateReportCheck, at: now + scenario.convergenceCheckEveryMs)
+                }
+            } else {
+                statesReportedAt = now
+            }
+        case .convergenceCheck:
+            if try everyoneConverged() {
+                convergedAt = now
+                queue.schedule(.stateReportCheck, at: now)
+            } else {
+                queue.schedule(.convergenceCheck, at: now + scenario.convergenceCheckEveryMs)
+            }
+        }
+    }
+
+    /// The node running as `host`, if that incarnation still runs.
+    func node(of host: Host) -> SyncNode? {
+        let replica = replicas[host.replica]
+        return replica.runs(as: host) ? replica.node : nil
+    }
+
+    /// Starts (or restarts) a replica: opens its file, makes a node that
+    /// knows every other replica's address, and starts its timer.
+    private func start(_ replica: SimulatedReplica) throws {
+        var configuration = SyncNode.Configuration(
+            hello: Hello(replicaID: replica.replicaID, role: .peer, listenPort: replica.address.port))
+        configuration.session = scenario.session
+        configuration.peers = scenario.peers
+        configuration.antiEntropyIntervalMs = scenario.antiEntropyIntervalMs
+        configuration.seed = random.derivedSeed()
+        try replica.start(clock: clock, configuration: configuration, logger: logs.logger(for: replica.replicaID))
+        network.hostStarted(replica.host)
+        for other in replicas where other.index != replica.index {
+            replica.node!.addPeer(other.address, source: .configured, now: now)
+        }
+        queue.schedule(.tick(replica.host), at: now + random.int(in: 0..<scenario.tickEveryMs))
+    }
+
+    private func apply(_ action: ScheduledFault.Action) throws {
+        switch action {
+        case .partition(let groups) where !faultsOver:
+            network.partition(groups)
+            statistics.partitions += 1
+            logs.note("partition \(groups)")
+        case .heal:
+            network.heal()
+            logs.note("heal")
+        case .crash(let index) where !faultsOver && replicas[index].isUp:
+            network.hostCrashed(replicas[index].host)
+            replicas[index].crash()
+            statistics.crashes += 1
+            logs.note("crash sim-\(index)")
+        case .restart(let index) where !replicas[index].isUp:
+            try start(replicas[index])
+            statistics.restarts += 1
+            logs.note("restart sim-\(index)")
+        case .partition, .crash, .restart:
+            break
+        }
+    }
+
+    /// The fault phase is over: heal, restart, calm the network, and start
+    /// checking for convergence.
+    private func endFaults() throws {
+        faultsOver = true
+        try apply(.heal)
+        var calm = NetworkConditions.calm
+        calm.latencyMs = scenario.conditions.latencyMs
+        network.conditions = calm
+        for replica in replicas where !replica.isUp {
+            try apply(.restart(replica: replica.index))
+        }
+        logs.note("faults over; expecting \(ledger.expected.eventCount) events everywhere")
+        queue.schedule(.convergenceCheck, at: now)
+    }
+
+    /// Every replica runs and holds exactly the acknowledged events, and all
+    /// state hashes agree.
+    private func everyoneConverged() throws -> Bool {
+        guard replicas.allSatisfy({ $0.node?.cursor == ledger.expected }) else { return false }
+        let hashes = try Set(replicas.map { try $0.log!.stateHash() })
+        return hashes.count == 1
+    }
+
+    /// Sessions whose peer has not reported the common state (hash, and the
+    /// cursor that this node sees it hold), as `replica<-peer` pairs; `nil`
+    /// when every session's peer has.
+    private func sessionsWithoutTheCommonState() throws -> String? {
+        let hash = try replicas.first?.log?.stateHash()
+        var lagging: [String] = []
+        for replica in replicas {
+            guard let node = replica.node else { continue }
+            for id in node.sessions.keys.sorted() {
+                let session = node.sessions[id]!
+                guard let peer = session.peer else { continue }
+                let report = session.peerState
+                if report?.summary.hash.hex != hash || !session.peerStateIsCurrent || session.progress != (0, 0) {
+                    lagging.append("\(replica.replicaID)<-\(peer.replicaID)")
+                }
+            }
+        }
+        return lagging.isEmpty ? nil : lagging.prefix(8).joined(separator: ", ")
+    }
+
+    private func finish() throws -> SimulationReport {
+        if failures.isEmpty && convergedAt == nil {
+            failures.append(
+                "did not converge within \(scenario.settleLimitMs) ms after the faults ended\n" + stragglerDiagnostic())
+        }
+        failures += try ConvergenceCheck(simulation: self).run()
+        statistics.network = network.statistics
+        statistics.forkReports = logs.forkReports.count
+        statistics.warnings = logs.warnings
+        statistics.clockFarAheadReports = logs.clockFarAheadReports
+        let hash = try replicas.first.map { try $0.openForInspection(clock: clock).stateHash() }
+        return SimulationReport(
+            scenario: scenario, convergedAtMs: convergedAt, statistics: statistics, stateHash: hash,
+            hops: scenario.tracksHops ? hops.summary : nil,
+            failures: failures, recentLog: logs.recent.suffix(60).joined(separator: "\n"))
+    }
+
+    /// Replica `index`'s log, for a test to look into after the run: the
+    /// running node's log, or the file opened again.
+    public func log(of index: Int) throws -> EventLog {
+        try replicas[index].openForInspection(clock: clock)
+    }
+
+    /// Who lacks what, and what each of them is connected to.
+    func stragglerDiagnostic() -> String {
+        var lines: [String] = []
+        for replica in replicas {
+            guard let node = replica.node else {
+                lines.append("  \(replica.replicaID): down")
+                continue
+            }
+            let missing = node.cursor.missingCount(from: ledger.expected)
+            let extra = ledger.expected.missingCount(from: node.cursor)
+            guard missing > 0 || extra > 0 else { continue }
+            let peers = node.sessions.keys.sorted().map { id in
+                "\(id)->\(node.sessions[id]!.peer?.replicaID ?? "?")"
+            }
+            let targets = node.manager.targets.values.sorted { $0.address < $1.address }.map { target in
+                "\(target.address.host):\(target.state)/\(target.failures)"
+            }
+            lines.append(
+                "  \(replica.replicaID): lacks \(missing), has \(extra) unacknowledged; sessions \(peers); "
+                    + "targets \(targets)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,98 @@
+import Gossip
+import SyncProtocol
+
+/// Counters of one run (or, summed, of a sweep), so that a test can prove
+/// the faults happened and the workload did what it says.
+public struct SimulationStatistics: Sendable, Hashable {
+    public var network = NetworkStatistics()
+    public var appends = 0
+    public var undos = 0
+    public var refusedUndos = 0
+    public var deletes = 0
+    /// Steps that edited one item on several replicas at the same instant.
+    public var concurrentEdits = 0
+    public var partitions = 0
+    public var crashes = 0
+    public var restarts = 0
+    public var dials = 0
+    public var dialFailures = 0
+    /// "fork quarantined" lines the nodes logged.
+    public var forkReports = 0
+    /// Messages sent before the initial events were appended.
+    public var messagesBeforeInitialEvents = 0
+    /// "clock far ahead" lines: events from a clock past the tolerated skew.
+    public var clockFarAheadReports = 0
+    public var warnings = 0
+
+    public init() {}
+
+    /// Adds another run's counters to these.
+    public mutating func add(_ other: SimulationStatistics) {
+        network.messagesSent += other.network.messagesSent
+        network.messagesDelivered += other.network.messagesDelivered
+        network.drops += other.network.drops
+        network.partitionDrops += other.network.partitionDrops
+        network.duplicates += other.network.duplicates
+        network.delays += other.network.delays
+        network.channelBreaks += other.network.channelBreaks
+        network.resets += other.network.resets
+        network.connectionsOpened += other.network.connectionsOpened
+        network.closes += other.network.closes
+        appends += other.appends
+        undos += other.undos
+        refusedUndos += other.refusedUndos
+        deletes += other.deletes
+        concurrentEdits += other.concurrentEdits
+        partitions += other.partitions
+        crashes += other.crashes
+        restarts += other.restarts
+        dials += other.dials
+        dialFailures += other.dialFailures
+        forkReports += other.forkReports
+        messagesBeforeInitialEvents += other.messagesBeforeInitialEvents
+        clockFarAheadReports += other.clockFarAheadReports
+        warnings += other.warnings
+    }
+
+    /// One line for a test log or the end of a sweep.
+    public var summary: String {
+        let n = network
+        return "messages \(n.messagesSent) sent / \(n.messagesDelivered) delivered, drops \(n.drops), "
+            + "partition drops \(n.partitionDrops), duplicates \(n.duplicates), delays \(n.delays), "
+            + "channel breaks \(n.channelBreaks), resets \(n.resets), connections \(n.connectionsOpened), "
+            + "dials \(dials) (\(dialFailures) failed), partitions \(partitions), crashes \(crashes), "
+            + "restarts \(restarts), appends \(appends) (undos \(undos), refused \(refusedUndos), "
+            + "deletes \(deletes), concurrent steps \(concurrentEdits)), clock far ahead \(clockFarAheadReports)"
+    }
+}
+
+/// The outcome of one run.
+public struct SimulationReport: Sendable {
+    public var scenario: Scenario
+    /// Virtual time at which every replica held every acknowledged event
+    /// with equal state hashes; nil when that never happened.
+    public var convergedAtMs: Milliseconds?
+    public var statistics: SimulationStatistics
+    /// The state hash of replica 0 at the end.
+    public var stateHash: String?
+    /// How deep the spread went, when the scenario tracks hops.
+    public var hops: HopSummary?
+    /// What went wrong; empty when the run passed every check.
+    public var failures: [String]
+    /// The last log lines, for a failure's diagnostic.
+    public var recentLog: String
+
+    public var passed: Bool { failures.isEmpty }
+
+    /// Everything needed to understand and replay a failed seed.
+    public var failureMessage: String {
+        """
+        simulation failed: \(scenario.summary)
+        \(failures.joined(separator: "\n"))
+        statistics: \(statistics.summary)
+        last log lines:
+        \(recentLog)
+        replay: \(scenario.replayCommand)
+        """
+    }
+}

@@ -1,0 +1,206 @@
+import Gossip
+import SyncProtocol
+
+/// One incarnation of one replica: a restart is a new host, so that
+/// anything addressed to the crashed process is dropped.
+public struct Host: Hashable, Sendable, CustomStringConvertible {
+    public var replica: Int
+    public var incarnation: Int
+
+    public var description: String { "sim-\(replica)#\(incarnation)" }
+}
+
+/// A message on its way from one end of a link to the other.
+struct Transmission {
+    /// The receiving end.
+    var to: ConnectionID
+    /// The sending end's record counter, as the sealed channel implies it.
+    var sequence: UInt64
+    var message: Message
+    var arrivesAt: Milliseconds
+}
+
+/// In-memory links between replicas that behave like TCP under the sealed
+/// channel: every record carries an implicit counter, so a receiver that
+/// sees anything but the next record (one was lost, duplicated or overtaken)
+/// drops the connection, as the real transport does when decryption fails.
+///
+/// The network itself does not keep order: each message gets its own delay,
+/// and delays may cross. Partitions drop what crosses them, closes
+/// included; a host that crashed answers nothing until it restarts, and a
+/// running host answers data for a connection it no longer has with a reset.
+struct VirtualNetwork {
+    /// One end of a link.
+    struct Endpoint {
+        var owner: Host
+        var peer: ConnectionID
+        /// One-way latency of this direction, fixed for the link's life.
+        var latencyMs: Milliseconds
+        var nextSendSequence: UInt64 = 0
+        var nextExpectedSequence: UInt64 = 0
+        var open = true
+        /// When the last message sent from this end arrives (a close goes after it).
+        var lastArrivalAt: Milliseconds = 0
+    }
+
+    /// What the receiving end makes of a transmission.
+    enum Reception {
+        case deliver(Host, Message)
+        /// The record was not the next one: the receiver's channel fails.
+        case broken(Host)
+        /// The receiving host restarted since: the sender's end is reset.
+        case reset(ConnectionID)
+        case ignored
+    }
+
+    var conditions: NetworkConditions
+    var statistics = NetworkStatistics()
+    private(set) var endpoints: [ConnectionID: Endpoint] = [:]
+    /// Partition group per replica; one group when healed.
+    private(set) var groups: [Int]
+    /// The running incarnation per replica, nil while crashed.
+    private var running: [Int?]
+    private var nextConnectionID: ConnectionID = 1
+
+    init(replicaCount: Int, conditions: NetworkConditions) {
+        self.conditions = conditions
+        groups = Array(repeating: 0, count: replicaCount)
+        running = Array(repeating: nil, count: replicaCount)
+    }
+
+    func isUp(_ host: Host) -> Bool { running[host.replica] == host.incarnation }
+
+    func reachable(_ a: Int, _ b: Int) -> Bool { groups[a] == groups[b] }
+
+    var isPartitioned: Bool { Set(groups).count > 1 }
+
+    mutating func partition(_ groups: [Int]) {
+        precondition(groups.count == self.groups.count, "a partition names a group for every replica")
+        self.groups = groups
+    }
+
+    mutating func heal() {
+        groups = Array(repeating: 0, count: groups.count)
+    }
+
+    mutating func hostStarted(_ host: Host) {
+        running[host.replica] = host.incarnation
+    }
+
+    /// The host is gone without a word: its ends close silently.
+    mutating func hostCrashed(_ host: Host) {
+        running[host.replica] = nil
+        for id in endpoints.keys.sorted() where endpoints[id]!.owner == host {
+            endpoints[id]!.open = false
+        }
+    }
+
+    /// Links two hosts; returns the dialer's and the acceptor's connection ids.
+    mutating func connect(dialer: Host, acceptor: Host, random: inout SimulationRandom) -> (ConnectionID, ConnectionID)
+    {
+        let outbound = nextConnectionID
+        let inbound = nextConnectionID + 1
+        nextConnectionID += 2
+        let latency = random.int(in: conditions.latencyMs)
+        endpoints[outbound] = Endpoint(owner: dialer, peer: inbound, latencyMs: latency)
+        endpoints[inbound] = Endpoint(owner: acceptor, peer: outbound, latencyMs: latency)
+        statistics.connectionsOpened += 1
+        return (outbound, inbound)
+    }
+
+    /// The owner of an open end.
+    func openOwner(_ id: ConnectionID) -> Host? {
+        guard let endpoint = endpoints[id], endpoint.open else { return nil }
+        return endpoint.owner
+    }
+
+    /// Sends one record from end `id`; returns the copies that will arrive.
+    mutating func send(
+        _ message: Message, on id: ConnectionID, now: Milliseconds, random: inout SimulationRandom
+    ) -> [Transmission] {
+        guard var endpoint = endpoints[id], endpoint.open, let far = endpoints[endpoint.peer] else { return [] }
+        let sequence = endpoint.nextSendSequence
+        endpoint.nextSendSequence += 1
+        statistics.messagesSent += 1
+        defer { endpoints[id] = endpoint }
+        guard reachable(endpoint.owner.replica, far.owner.replica) else {
+            statistics.partitionDrops += 1
+            return []
+        }
+        if random.chance(conditions.dropProbability) {
+            statistics.drops += 1
+            return []
+        }
+        var arrival = now + endpoint.latencyMs
+        if random.chance(conditions.delayProbability) {
+            statistics.delays += 1
+            arrival += random.int(in: conditions.delayMs)
+        }
+        if conditions.inOrder { arrival = max(arrival, endpoint.lastArrivalAt) }
+        endpoint.lastArrivalAt = max(endpoint.lastArrivalAt, arrival)
+        var copies = [Transmission(to: endpoint.peer, sequence: sequence, message: message, arrivesAt: arrival)]
+        if random.chance(conditions.duplicateProbability) {
+            statistics.duplicates += 1
+            let again = arrival + random.int(in: 0...conditions.delayMs.upperBound)
+            endpoint.lastArrivalAt = max(endpoint.lastArrivalAt, again)
+            copies.append(Transmission(to: endpoint.peer, sequence: sequence, message: message, arrivesAt: again))
+        }
+        return copies
+    }
+
+    /// What the receiving end does with a transmission that arrived.
+    mutating func receive(_ transmission: Transmission) -> Reception {
+        guard var endpoint = endpoints[transmission.to], let far = endpoints[endpoint.peer] else { return .ignored }
+        guard reachable(endpoint.owner.replica, far.owner.replica) else {
+            statistics.partitionDrops += 1
+            return .ignored
+        }
+        guard endpoint.open else {
+            // A running host answers data for a connection it no longer has
+            // (closed, or lost in a crash before a restart) with a reset.
+            guard running[endpoint.owner.replica] != nil, far.open else { return .ignored }
+            statistics.resets += 1
+            return .reset(endpoint.peer)
+        }
+        guard transmission.sequence == endpoint.nextExpectedSequence else {
+            statistics.channelBreaks += 1
+            return .broken(endpoint.owner)
+        }
+        endpoint.nextExpectedSequence += 1
+        endpoints[transmission.to] = endpoint
+        statistics.messagesDelivered += 1
+        return .deliver(endpoint.owner, transmission.message)
+    }
+
+    /// End `id` closes after what it sent; returns the far end and when it
+    /// learns of the close, or nil when the end was already closed.
+    mutating func close(_ id: ConnectionID, now: Milliseconds) -> (peer: ConnectionID, at: Milliseconds)? {
+        guard var endpoint = endpoints[id], endpoint.open else { return nil }
+        endpoint.open = false
+        endpoints[id] = endpoint
+        statistics.closes += 1
+        return (endpoint.peer, max(now + endpoint.latencyMs, endpoint.lastArrivalAt) + 1)
+    }
+
+    /// The far end learns that its link is gone; returns its owner when the
+    /// end was still open, so that the owner's node hears of it. A close lost
+    /// in a partition leaves the end open: its peer manager finds it silent.
+    mutating func hangUp(_ id: ConnectionID) -> Host? {
+        guard var endpoint = endpoints[id], endpoint.open else { return nil }
+        if let far = endpoints[endpoint.peer], !reachable(endpoint.owner.replica, far.owner.replica) {
+            statistics.partitionDrops += 1
+            return nil
+        }
+        endpoint.open = false
+        endpoints[id] = endpoint
+        return endpoint.owner
+    }
+
+    /// The owner of the other end of `id`'s link.
+    func peerOwner(of id: ConnectionID) -> Host? {
+        endpoints[id].flatMap { endpoints[$0.peer]?.owner }
+    }
+
+    /// One-way latency of the link that end `id` belongs to.
+    func latency(of id: ConnectionID) -> Milliseconds { endpoints[id]?.latencyMs ?? 1 }
+}

@@ -1,0 +1,231 @@
+import PeerNet
+import Replica
+
+/// Which peers to dial, when, and which connections to keep, as a pure state
+/// machine: inputs carry the time, directives say what the shell does.
+///
+/// - One connection per peer pair: when two connections to one replica are
+///   identified (both dialed at once), both ends keep the one dialed by the
+///   replica whose id sorts first.
+/// - A failed or lost peer is redialed after 1 s, 2 s, 5 s, 10 s, then every
+///   30 s; success resets the schedule.
+/// - A connection silent for `deadAfterMs` is closed (the session's cursor
+///   exchange every second is the keepalive).
+/// - At most `maxConnections` connections, of which at most `maxOutbound`
+///   dialed by us; with more peers than that, a random subset is dialed and
+///   one outbound connection rotates every `rotateEveryMs`.
+public struct PeerManager: Sendable {
+    public struct Configuration: Sendable {
+        public var backoffMs: [Milliseconds] = [1_000, 2_000, 5_000, 10_000, 30_000]
+        public var deadAfterMs: Milliseconds = 6_000
+        public var maxConnections = 64
+        public var maxOutbound = 16
+        /// Close the oldest outbound connection this often when peers wait
+        /// for a turn (`nil`: never).
+        public var rotateEveryMs: Milliseconds? = 60_000
+
+        public init() {}
+    }
+
+    public enum Directive: Hashable, Sendable {
+        case dial(PeerAddress)
+        case close(ConnectionID, reason: String)
+    }
+
+    /// What the manager knows of one address.
+    public struct Target: Hashable, Sendable {
+        public var address: PeerAddress
+        public var source: PeerSource
+        /// The replica behind the address, once a connection said.
+        public var replicaID: String?
+        public var state: TargetState
+        public var failures = 0
+        public var nextDialAt: Milliseconds
+        public var lastError: String?
+    }
+
+    public enum TargetState: Hashable, Sendable {
+        case waiting
+        case dialing
+        case connected(ConnectionID)
+        /// The address is this node itself, or was withdrawn.
+        case retired
+
+        /// The connection, while connected.
+        public var connection: ConnectionID? {
+            if case .connected(let id) = self { id } else { nil }
+        }
+    }
+
+    /// One open connection.
+    public struct Connection: Hashable, Sendable {
+        public var id: ConnectionID
+        /// The address we dialed; `nil` for an accepted connection.
+        public var dialed: PeerAddress?
+        public var replicaID: String?
+        public var openedAt: Milliseconds
+        public var lastHeardAt: Milliseconds
+    }
+
+    public let configuration: Configuration
+    public let replicaID: String
+    public private(set) var targets: [PeerAddress: Target] = [:]
+    public private(set) var connections: [ConnectionID: Connection] = [:]
+    private var random: SplitMix64
+    private var lastRotationAt: Milliseconds = 0
+
+    public init(replicaID: String, configuration: Configuration = Configuration(), seed: UInt64 = 0) {
+        self.replicaID = replicaID
+        self.configuration = configuration
+        self.random = SplitMix64(seed: seed)
+    }
+
+    /// Learns an address (and, when a peer told us, whose it is); it is
+    /// dialed at the next `tick` unless that replica is already connected.
+    public mutating func addPeer(
+        _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, now: Milliseconds
+    ) {
+        if var target = targets[address] {
+            if let peerID, target.state.connection == nil {
+                // The address now leads to this replica (a device re-initialised, or a new one on the same IP).
+                target.replicaID = peerID
+            }
+            if target.state == .retired && target.replicaID != replicaID {
+                target.state = .waiting
+                target.nextDialAt = now
+            }
+            targets[address] = target
+            return
+        }
+        targets[address] = Target(
+            address: address, source: source, replicaID: peerID, state: .waiting, nextDialAt: now)
+    }
+
+    /// Stops dialing an address (mDNS withdrew it); an open connection stays
+    /// until it fails by itself.
+    public mutating func removePeer(_ address: PeerAddress) {
+        guard var target = targets[address] else { return }
+        if case .connected = target.state { return }
+        target.state = .retired
+        targets[address] = target
+    }
+
+    public mutating func dialFailed(_ address: PeerAddress, reason: String, now: Milliseconds) {
+        guard var target = targets[address], target.state == .dialing else { return }
+        target.lastError = reason
+        scheduleRedial(&target, now: now)
+        targets[address] = target
+    }
+
+    /// A TCP connection is up (accepted, or dialed to `dialed`).
+    public mutating func connected(
+        _ id: ConnectionID, dialed: PeerAddress?, now: Milliseconds
+    ) -> [Directive] {
+        connections[id] = Connection(id: id, dialed: dialed, openedAt: now, lastHeardAt: now)
+        if let dialed, var target = targets[dialed] {
+            target.state = .connected(id)
+            targets[dialed] = target
+        }
+        if connections.count > configuration.maxConnections {
+            return [.close(id, reason: "too many connections (\(configuration.maxConnections))")]
+        }
+        return []
+    }
+
+    /// The peer's hello arrived: resolves duplicate connections.
+    public mutating func identified(_ id: ConnectionID, replicaID peerID: String, now: Milliseconds) -> [Directive] {
+        guard var connection = connections[id] else { return [] }
+        connection.replicaID = peerID
+        connection.lastHeardAt = now
+        connections[id] = connection
+        if let dialed = connection.dialed, var target = targets[dialed] {
+            target.replicaID = peerID
+            target.failures = 0
+            target.lastError = nil
+            targets[dialed] = target
+        }
+        if peerID == replicaID {
+            if let dialed = connection.dialed { targets[dialed]?.state = .retired }
+            return [.close(id, reason: "this address is this node itself")]
+        }
+        let twins = connections.values.filter { $0.replicaID == peerID && $0.id != id }
+        guard let twin = twins.first else { return [] }
+        let loser = preferred(connection, twin).id == id ? twin.id : id
+        return [.close(loser, reason: "duplicate connection to \(peerID)")]
+    }
+
+    /// Any message arrived on the connection.
+    public mutating func heard(_ id: ConnectionID, now: Milliseconds) {
+        connections[id]?.lastHeardAt = now
+    }
+
+    /// The connection is gone; its address is redialed after a backoff.
+    public mutating func disconnected(_ id: ConnectionID, now: Milliseconds) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        for (address, var target) in targets {
+            if target.state == .connected(id) {
+                target.failures = connection.replicaID == nil ? target.failures : 0
+                scheduleRedial(&target, now: now)
+            } else if target.state == .waiting, let peerID = connection.replicaID, target.replicaID == peerID {
+                // Other addresses of the replica that just left wait a backoff too.
+                target.nextDialAt = max(target.nextDialAt, now + backoff(afterFailures: 1))
+            } else {
+                continue
+            }
+            targets[address] = target
+        }
+    }
+
+    /// Closes silent connections, rotates, and dials addresses whose time came.
+    public mutating func tick(now: Milliseconds) -> [Directive] {
+        var directives: [Directive] = []
+        for connection in connections.values.sorted(by: { $0.id < $1.id })
+        where now - connection.lastHeardAt > configuration.deadAfterMs {
+            directives.append(.close(connection.id, reason: "peer silent for \(now - connection.lastHeardAt) ms"))
+        }
+        let connectedReplicas = Set(connections.values.compactMap(\.replicaID))
+        var due = targets.values.filter { target in
+            target.state == .waiting && target.nextDialAt <= now
+                && !(target.replicaID.map(connectedReplicas.contains) ?? false)
+        }.sorted { $0.address < $1.address }
+        due.shuffle(using: &random)
+        var outbound = connections.values.filter { $0.dialed != nil }.count
+        outbound += targets.values.filter { $0.state == .dialing }.count
+        if let rotateEvery = configuration.rotateEveryMs, !due.isEmpty, outbound >= configuration.maxOutbound,
+            now - lastRotationAt >= rotateEvery,
+            let oldest = connections.values.filter({ $0.dialed != nil }).min(by: {
+                ($0.openedAt, $0.id) < ($1.openedAt, $1.id)
+            })
+        {
+            lastRotationAt = now
+            directives.append(.close(oldest.id, reason: "rotating to another peer"))
+        }
+        for target in due where outbound < configuration.maxOutbound && connections.count < configuration.maxConnections
+        {
+            targets[target.address]?.state = .dialing
+            outbound += 1
+            directives.append(.dial(target.address))
+        }
+        return directives
+    }
+
+    /// Of two connections to one replica, the one both ends keep: the one
+    /// dialed by the replica whose id sorts first (the older one on a tie).
+    private func preferred(_ a: Connection, _ b: Connection) -> Connection {
+        let weDialFirst = replicaID.utf8.lexicographicallyPrecedes((a.replicaID ?? "").utf8)
+        let aWins = (a.dialed != nil) == weDialFirst
+        let bWins = (b.dialed != nil) == weDialFirst
+        if aWins != bWins { return aWins ? a : b }
+        return a.id < b.id ? a : b
+    }
+
+    private func backoff(afterFailures failures: Int) -> Milliseconds {
+        configuration.backoffMs[min(max(failures - 1, 0), configuration.backoffMs.count - 1)]
+    }
+
+    private func scheduleRedial(_ target: inout Target, now: Milliseconds) {
+        target.failures += 1
+        target.state = .waiting
+        target.nextDialAt = now + backoff(afterFailures: target.failures)
+    }
+}

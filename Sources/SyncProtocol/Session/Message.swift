@@ -1,0 +1,107 @@
+import PeerNet
+import Replica
+
+/// What replicas say to each other inside sealed frames once the handshake
+/// is done. `docs/protocol.md` gives the byte layout.
+public enum Message: Hashable, Sendable {
+    /// First message on each side: who is speaking.
+    case hello(Hello)
+    /// The sender's heads for the feeds named; feeds not named are unchanged
+    /// since the sender's previous cursor message. Empty means "no change".
+    case cursor(VectorCursor)
+    /// Events the receiver lacks, per feed in seq order.
+    case events(EventBatch)
+    /// The receiver stored batch `batchID`; its heads for the batch's feeds.
+    case ack(batchID: UInt64, heads: VectorCursor)
+    /// The sender closes the session and says why.
+    case goodbye(reason: String)
+    /// Addresses of other replicas the sender knows (peer exchange).
+    case peers([PeerAdvert])
+    /// The sender's event count and state hash, describing the cursor its
+    /// cursor messages have reported so far.
+    case state(StateSummary)
+
+    /// A short name for logs.
+    public var name: String {
+        switch self {
+        case .hello: "hello"
+        case .cursor: "cursor"
+        case .events: "events"
+        case .ack: "ack"
+        case .goodbye: "goodbye"
+        case .peers: "peers"
+        case .state: "state"
+        }
+    }
+}
+
+/// Whether a node only syncs for itself or serves as a hub for others.
+public enum NodeRole: UInt8, Hashable, Sendable, CustomStringConvertible {
+    case peer = 1
+    case relay = 2
+
+    public var description: String { self == .peer ? "peer" : "relay" }
+}
+
+/// A node introducing itself to the other end of a connection.
+public struct Hello: Hashable, Sendable {
+    public var replicaID: String
+    public var role: NodeRole
+    /// The port the sender accepts connections on (0: it does not listen).
+    public var listenPort: UInt16
+    /// The sync protocol version the sender speaks (the handshake already
+    /// agreed on it; the session checks it again).
+    public var protocolVersion: UInt16
+
+    public init(
+        replicaID: String, role: NodeRole = .peer, listenPort: UInt16,
+        protocolVersion: UInt16 = WireProtocol.version
+    ) {
+        self.replicaID = replicaID
+        self.role = role
+        self.listenPort = listenPort
+        self.protocolVersion = protocolVersion
+    }
+}
+
+/// A bounded run of events sent in one message and acknowledged as one.
+public struct EventBatch: Hashable, Sendable {
+    /// Numbers batches on one session, from 1.
+    public var batchID: UInt64
+    /// Per feed in seq order without holes; feeds one after another.
+    public var events: [Event]
+
+    public init(batchID: UInt64, events: [Event]) {
+        self.batchID = batchID
+        self.events = events
+    }
+
+    /// The feeds the batch carries, in order of first appearance.
+    public var feeds: [FeedID] {
+        var feeds: [FeedID] = []
+        var previous: FeedID?
+        for event in events where event.feed != previous {
+            previous = event.feed
+            if !feeds.contains(event.feed) { feeds.append(event.feed) }
+        }
+        return feeds
+    }
+
+    /// The highest seq the batch carries, per feed.
+    public var heads: VectorCursor {
+        var heads = VectorCursor()
+        for event in events where event.seq > heads[event.feed] { heads[event.feed] = event.seq }
+        return heads
+    }
+}
+
+/// A replica and where it accepts connections, as one peer tells another.
+public struct PeerAdvert: Hashable, Sendable {
+    public var replicaID: String
+    public var address: PeerAddress
+
+    public init(replicaID: String, address: PeerAddress) {
+        self.replicaID = replicaID
+        self.address = address
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import PeerNet
+import Replica
+
+/// Reads the plaintext of sealed frames back into messages, keeping the
+/// connection's table of declared feeds. Any violation throws `WireError`.
+public struct MessageDecoder: Sendable {
+    private var feeds: [FeedID] = []
+    /// The most feeds one connection may declare.
+    public static let maximumFeeds = 1 << 20
+    /// The most addresses one peer-exchange message may carry.
+    public static let maximumAdverts = 1_024
+
+    public init() {}
+
+    public mutating func decode(_ bytes: [UInt8]) throws -> Message {
+        var reader = ByteReader(bytes)
+        let typeByte = try reader.readByte("message type")
+        guard let type = MessageType(rawValue: typeByte) else { throw WireError.unknownMessageType(typeByte) }
+        let message: Message
+        switch type {
+        case .hello:
+            let replicaID = try reader.readString("replica id")
+            guard !replicaID.isEmpty else { throw WireError.malformed("empty replica id") }
+            let roleByte = try reader.readByte("role")
+            guard let role = NodeRole(rawValue: roleByte) else { throw WireError.malformed("role \(roleByte)") }
+            let port = try reader.readUInt16("listen port")
+            let version = try reader.readUInt16("protocol version")
+            message = .hello(Hello(replicaID: replicaID, role: role, listenPort: port, protocolVersion: version))
+        case .cursor:
+            try readDeclarations(&reader)
+            message = .cursor(try readHeads(&reader))
+        case .ack:
+            try readDeclarations(&reader)
+            let batchID = try reader.readVarint("batch id")
+            message = .ack(batchID: batchID, heads: try readHeads(&reader))
+        case .events:
+            try readDeclarations(&reader)
+            message = .events(try readEvents(&reader))
+        case .goodbye:
+            message = .goodbye(reason: try reader.readString("reason"))
+        case .peers:
+            let count = try reader.readCount("peer count", minimumElementSize: 4)
+            guard count <= MessageDecoder.maximumAdverts else {
+                throw WireError.malformed("\(count) peers in one message")
+            }
+            var adverts: [PeerAdvert] = []
+            for _ in 0..<count {
+                let replicaID = try reader.readString("peer replica id")
+                let host = try reader.readString("peer host")
+                let port = try reader.readUInt16("peer port")
+                guard !replicaID.isEmpty, !host.isEmpty, host.utf8.count <= 255, port != 0 else {
+                    throw WireError.malformed("peer address \(host):\(port)")
+                }
+                adverts.append(PeerAdvert(replicaID: replicaID, address: PeerAddress(host: host, port: port)))
+            }
+            message = .peers(adverts)
+        case .state:
+            let count = try reader.readVarint("event count")
+            guard count <= UInt64(Int64.max) else { throw WireError.malformed("event count \(count)") }
+            guard let hash = StateHash(bytes: try reader.readRaw(32, "state hash")) else {
+                throw WireError.truncated("state hash")
+            }
+            message = .state(StateSummary(eventCount: Int64(count), hash: hash))
+        }
+        try reader.expectEnd(message.name)
+        return message
+    }
+
+    private mutating func readDeclarations(_ reader: inout ByteReader) throws {
+        let count = try reader.readCount("feed declarations", minimumElementSize: 3)
+        for _ in 0..<count {
+            let index = try reader.readVarint("feed index")
+            guard index == UInt64(feeds.count) else {
+                throw WireError.malformed("feed declared as \(index), expected \(feeds.count)")
+            }
+            guard feeds.count < MessageDecoder.maximumFeeds else { throw WireError.malformed("too many feeds") }
+            let replicaID = try reader.readString("feed replica id")
+            let scope = try reader.readString("feed scope")
+            guard !replicaID.isEmpty, !scope.isEmpty else { throw WireError.malformed("empty feed name") }
+            feeds.append(FeedID(replicaID: replicaID, scope: scope))
+        }
+    }
+
+    private func readFeed(_ reader: inout ByteReader) throws -> FeedID {
+        let index = try reader.readVarint("feed index")
+        guard index < UInt64(feeds.count) else { throw WireError.malformed("undeclared feed \(index)") }
+        return feeds[Int(index)]
+    }
+
+    private func readHeads(_ reader: inout ByteReader) throws -> VectorCursor {
+        let count = try reader.readCount("head count", minimumElementSize: 2)
+        var heads = VectorCursor()
+        for _ in 0..<count {
+            let feed = try readFeed(&reader)
+            heads[feed] = try reader.readVarint("head")
+        }
+        return heads
+    }
+
+    private func readEvents(_ reader: inout ByteReader) throws -> EventBatch {
+        let batchID = try reader.readVarint("batch id")
+        let runCount = try reader.readCount("run count", minimumElementSize: 3)
+        var events: [Event] = []
+        for _ in 0..<runCount {
+            let feed = try readFeed(&reader)
+            let firstSeq = try reader.readVarint("first seq")
+            let count = try reader.readCount("event count", minimumElementSize: 20)
+            guard firstSeq >= 1, firstSeq <= UInt64.max - UInt64(count) else {
+                throw WireError.malformed("seq range starting at \(firstSeq)")
+            }
+            var time: Int64 = 0
+            for offset in 0..<count {
+                guard let eventID = UUID(wireBytes: try reader.readRaw(16, "event id")) else {
+                    throw WireError.truncated("event id")
+                }
+                time = time &+ (try reader.readZigzag("time"))
+                events.append(
+                    Event(
+                        eventID: eventID, feed: feed, seq: firstSeq + UInt64(offset), timeMs: time,
+                        entityType: try reader.readString("entity type"),
+                        entityID: try reader.readString("entity id"),
+                        payload: try reader.readString("payload")))
+            }
+        }
+        return EventBatch(batchID: batchID, events: events)
+    }
+}
+
+extension UUID {
+    init?(wireBytes bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        self.init(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) })
+    }
+}

@@ -1,0 +1,9 @@
+/// The sync protocol between replicas, as pure values and state machines:
+/// `Wire` (frames and message encoding), `Security` (the handshake, cluster
+/// key and sealed frames), `Session` (the sync session), `Peers` (the peer
+/// manager). No sockets, clocks or threads: the shell in `Gossip` carries
+/// out what they ask. `docs/protocol.md` specifies the protocol.
+public enum WireProtocol {
+    /// The sync protocol version a handshake carries.
+    public static let version: UInt16 = 1
+}

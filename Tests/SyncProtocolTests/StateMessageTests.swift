@@ -1,0 +1,65 @@
+import Replica
+import Testing
+
+@testable import SyncProtocol
+
+@Suite struct StateMessageTests {
+    let hash = StateHash(bytes: Array(0..<32))!
+
+    @Test func aStateMessageIsTypeSevenACountAndThirtyTwoRawBytes() {
+        var encoder = MessageEncoder()
+        let bytes = encoder.encode(.state(StateSummary(eventCount: 300, hash: hash)))
+        #expect(bytes == [7, 0xAC, 0x02] + Array(0..<32))
+    }
+
+    @Test func aStateMessageSurvivesEncoding() throws {
+        var encoder = MessageEncoder()
+        var decoder = MessageDecoder()
+        let messages: [Message] = [
+            .state(StateSummary(eventCount: 0, hash: hash)),
+            .state(StateSummary(eventCount: Int64.max, hash: StateHash(bytes: Array(repeating: 0xFF, count: 32))!)),
+        ]
+        #expect(try messages.map { try decoder.decode(encoder.encode($0)) } == messages)
+    }
+
+    @Test func aShortHashIsRefused() {
+        var decoder = MessageDecoder()
+        #expect(throws: WireError.truncated("state hash")) { try decoder.decode([7, 5] + Array(0..<31)) }
+    }
+
+    @Test func aMissingCountIsRefused() {
+        var decoder = MessageDecoder()
+        #expect(throws: WireError.self) { try decoder.decode([7]) }
+    }
+
+    @Test func aStateMessageWithTrailingBytesIsRefused() {
+        var decoder = MessageDecoder()
+        #expect(throws: WireError.malformed("1 trailing byte(s) after state")) {
+            try decoder.decode([7, 5] + Array(0..<32) + [0])
+        }
+    }
+
+    @Test func aCountAboveInt64IsRefused() {
+        var decoder = MessageDecoder()
+        // 2^63 as a varint: nine 0x80 continuation bytes would be 2^63 with a final 0x01.
+        let count: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]
+        #expect(throws: WireError.malformed("event count 9223372036854775808")) {
+            try decoder.decode([7] + count + Array(0..<32))
+        }
+    }
+
+    @Test func typesAfterStateAreStillRefused() {
+        var decoder = MessageDecoder()
+        #expect(throws: WireError.unknownMessageType(8)) { try decoder.decode([8]) }
+    }
+
+    @Test func aHashReadsBackFromItsHex() throws {
+        let hex = "00" + String(repeating: "ab", count: 30) + "FF"
+        let parsed = try #require(StateHash(hex: hex))
+        #expect(parsed.bytes.first == 0 && parsed.bytes.last == 0xFF)
+        #expect(parsed.hex == hex.lowercased())
+        #expect(StateHash(hex: String(hex.dropLast())) == nil)
+        #expect(StateHash(hex: "g" + hex.dropFirst()) == nil)
+        #expect(StateHash(bytes: [1, 2, 3]) == nil)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Replica
+import Testing
+
+@testable import SyncProtocol
+
+@Suite struct SyncSessionTests {
+    let feed = FeedID(replicaID: "origin")
+    let peerHello = Hello(replicaID: "peer", listenPort: 4100)
+    let defaults = SyncSession.Configuration()
+
+    func events(_ range: ClosedRange<UInt64>) -> [Event] {
+        range.map {
+            Event(
+                eventID: UUID(), feed: feed, seq: $0, timeMs: Int64($0), entityType: "item", entityID: "i",
+                payload: "{}")
+        }
+    }
+
+    /// A session past hello and the peer's first cursor.
+    func syncing(
+        local: VectorCursor, peer: VectorCursor, configure: (inout SyncSession.Configuration) -> Void = { _ in }
+    )
+        -> (SyncSession, [SyncSession.Directive])
+    {
+        var configuration = SyncSession.Configuration()
+        configure(&configuration)
+        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1), configuration: configuration)
+        _ = session.start(localCursor: local)
+        _ = session.receive(.hello(peerHello))
+        let directives = session.receive(.cursor(peer))
+        return (session, directives)
+    }
+
+    @Test func startSendsHelloThenTheWholeCursor() {
+        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1))
+        let directives = session.start(localCursor: [feed: 4])
+        #expect(directives == [.send(.hello(Hello(replicaID: "me", listenPort: 1))), .send(.cursor([feed: 4]))])
+    }
+
+    @Test func thePeersCursorAsksForExactlyWhatItLacks() {
+        let (_, directives) = syncing(local: [feed: 10], peer: [feed: 4])
+        #expect(
+            directives == [
+                .readEvents(
+                    ranges: [FeedRange(feed: feed, seqs: 5...10)], maxEvents: defaults.batchEvents,
+                    maxBytes: defaults.batchBytes)
+            ])
+    }
+
+    @Test func nothingIsReadWhenThePeerHoldsEverything() {
+        let (_, directives) = syncing(local: [feed: 10], peer: [feed: 12])
+        #expect(directives.isEmpty)
+    }
+
+    @Test func theWindowBoundsBatchesInFlightUntilAcksArrive() {
+        var (session, _) = syncing(local: [feed: 10], peer: [:]) {
+            $0.window = 2; $0.batchEvents = 3
+        }
+        var sent: [EventBatch] = []
+        var next = session.eventsRead(events(1...3))
+        while true {
+            for case .send(.events(let batch)) in next { sent.append(batch) }
+            guard case .readEvents(let ranges, _, _)? = next.last else { break }
+            let start = ranges[0].seqs.lowerBound
+            next = session.eventsRead(events(start...min(start + 2, 10)))
+        }
+        #expect(sent.map(\.batchID) == [1, 2])
+        let afterAck = session.receive(.ack(batchID: 1, heads: [feed: 3]))
+        #expect(
+            afterAck == [
+                .readEvents(ranges: [FeedRange(feed: feed, seqs: 7...10)], maxEvents: 3, maxBytes: defaults.batchBytes)
+            ])
+    }
+
+    @Test func aNewLocalEventIsPushedAtOnce() {
+        var (session, _) = syncing(local: [feed: 2], peer: [feed: 2])
+        #expect(
+            session.localCursorChanged([feed: 3])
+                == [
+                    .readEvents(
+                        ranges: [FeedRange(feed: feed, seqs: 3...3)], maxEvents: defaults.batchEvents,
+                        maxBytes: defaults.batchBytes)
+                ])
+    }
+
+    @Test func withoutLivePushNewEventsWaitForTheNextCursorExchange() {
+        var (session, _) = syncing(local: [feed: 2], peer: [feed: 2]) { $0.livePush = false }
+        #expect(session.localCursorChanged([feed: 3]).isEmpty)
+        #expect(!session.receive(.cursor(VectorCursor())).isEmpty)
+    }
+
+    @Test func eventsReceivedAreNeverSentBack() {
+        var (session, _) = syncing(local: [feed: 2], peer: [feed: 2])
+        let batch = EventBatch(batchID: 1, events: events(3...5))
+        #expect(session.receive(.events(batch)) == [.ingest(batch)])
+        #expect(session.localCursorChanged([feed: 5]).isEmpty)
+        let afterIngest = session.ingested(batchID: 1, cursor: [feed: 5], batchFeeds: [feed])
+        #expect(afterIngest == [.send(.ack(batchID: 1, heads: [feed: 5]))])
+    }
+
+    @Test func anIdleRoundSendsAnEmptyCursor() {
+        var (session, _) = syncing(local: [feed: 2], peer: [feed: 2])
+        #expect(session.tick() == [.send(.cursor(VectorCursor()))])
+        _ = session.localCursorChanged([feed: 3])
+        #expect(session.tick() == [.send(.cursor([feed: 3]))])
+        #expect(session.tick() == [.send(.cursor(VectorCursor()))])
+    }
+
+    @Test func aFeedThePeerCouldNotStoreIsResentOncePerPosition() {
+        var (session, _) = syncing(local: [feed: 3], peer: [feed: 0]) { $0.window = 1 }
+        _ = session.eventsRead(events(1...3))
+        _ = session.receive(.ack(batchID: 1, heads: [feed: 1]))
+        let first = session.receive(.cursor([feed: 1]))
+        #expect(
+            first == [
+                .readEvents(
+                    ranges: [FeedRange(feed: feed, seqs: 2...3)], maxEvents: defaults.batchEvents,
+                    maxBytes: defaults.batchBytes)
+            ])
+        _ = session.eventsRead(events(2...3))
+        _ = session.receive(.ack(batchID: 2, heads: [feed: 1]))
+        #expect(session.receive(.cursor([feed: 1])).isEmpty)
+    }
+
+    @Test func aHelloWithAnotherProtocolVersionClosesTheSession() {
+        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1))
+        _ = session.start(localCursor: [:])
+        let directives = session.receive(.hello(Hello(replicaID: "peer", listenPort: 1, protocolVersion: 9)))
+        let reason = "incompatible protocol version 9 in the peer's hello; this node speaks \(WireProtocol.version)"
+        #expect(directives.contains(.close(reason: reason)))
+        #expect(session.peer == nil)
+    }
+
+    @Test func aHelloFromItselfClosesTheSession() {
+        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1))
+        _ = session.start(localCursor: [:])
+        let directives = session.receive(.hello(Hello(replicaID: "me", listenPort: 1)))
+        #expect(directives.contains(.close(reason: "connected to itself")))
+    }
+
+    @Test func anOutOfOrderMessageClosesWithTheStateInTheReason() {
+        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1))
+        _ = session.start(localCursor: [:])
+        let directives = session.receive(.ack(batchID: 1, heads: [:]))
+        guard case .close(let reason)? = directives.last else {
+            Issue.record("expected a close, got \(directives)")
+            return
+        }
+        #expect(reason.contains("unexpected ack in state awaitingHello"))
+    }
+
+    @Test func anAckForABatchNeverSentIsAProtocolError() {
+        var (session, _) = syncing(local: [feed: 2], peer: [feed: 2])
+        #expect(session.receive(.ack(batchID: 9, heads: [:])).contains(.close(reason: "ack for unsent batch 9")))
+    }
+
+    @Test func progressComesFromCursorsAlone() {
+        let (session, _) = syncing(
+            local: [feed: 10, FeedID(replicaID: "x"): 1], peer: [feed: 4, FeedID(replicaID: "y"): 7])
+        #expect(session.progress.toReceive == 7)
+        #expect(session.progress.toSend == 7)
+    }
+}
