@@ -7,7 +7,7 @@ import PackageDescription
 //   PeerDaemon, PeerBench, PeerDemo, MDNSProbe     executables
 //   Gossip, Discovery, DaemonClient, Simulator     shells and tools
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
-//   CSQLite, CSodium, CAvahi, CMicroHTTPD          C libraries from Debian
+//   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 let package = Package(
     name: "PeerSync",
     products: [
@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Gossip", targets: ["Gossip"]),
         .library(name: "Discovery", targets: ["Discovery"]),
         .library(name: "DaemonClient", targets: ["DaemonClient"]),
+        .library(name: "Lifecycle", targets: ["Lifecycle"]),
         .executable(name: "peerd", targets: ["PeerDaemon"]),
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
         .executable(name: "mdns-probe", targets: ["MDNSProbe"]),
@@ -41,18 +42,23 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        .target(name: "PeerNet"),
+        .systemLibrary(
+            // epoll, eventfd and inotify: in libc, left out of Glibc's Swift module.
+            name: "CLinux"
+        ),
+        .target(name: "PeerNet", dependencies: ["CLinux"]),
         .target(name: "Replica", dependencies: ["CSQLite", "CSodium"]),
         .target(name: "SyncProtocol", dependencies: ["Replica", "PeerNet", "CSodium"]),
-        .target(name: "Gossip", dependencies: ["SyncProtocol", "Replica", "PeerNet"]),
-        .target(name: "Discovery", dependencies: ["CAvahi", "PeerNet"]),
+        .target(name: "Lifecycle", dependencies: ["CLinux"]),
+        .target(name: "Gossip", dependencies: ["SyncProtocol", "Replica", "PeerNet", "CLinux", "Lifecycle"]),
+        .target(name: "Discovery", dependencies: ["CAvahi", "PeerNet", "Lifecycle"]),
         .target(name: "DaemonClient", dependencies: ["PeerNet"]),
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(
             name: "PeerDaemon",
             dependencies: [
-                "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "CMicroHTTPD", "DaemonClient",
+                "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "Lifecycle", "CMicroHTTPD", "DaemonClient",
             ]),
         .executableTarget(
             name: "PeerBench",

@@ -28,14 +28,15 @@ final class SyncMesh {
         var ports: [UInt16] = []
         for name in names {
             let path = workspace.freshDatabase("sync-mesh-\(name).db")
-            let log = try EventLog.create(at: path, replicaID: "bench-\(name.lowercased())")
-            var configuration = GossipService.Configuration(replicaID: log.replicaID)
+            _ = try EventLog.create(at: path, replicaID: "bench-\(name.lowercased())")
+            let storage = try StorageExecutor(path: path)
+            var configuration = GossipService.Configuration(replicaID: storage.replicaID)
             configuration.listenHost = "127.0.0.1"
             configuration.listenPort = 0
             configuration.node.antiEntropyIntervalMs = SyncMesh.antiEntropyIntervalMs
             configuration.peers = ports.map { PeerAddress(host: "127.0.0.1", port: $0) }
-            let service = GossipService(
-                log: log, clusterKey: key, configuration: configuration,
+            let service = try GossipService(
+                storage: storage, clusterKey: key, configuration: configuration,
                 logger: { record in
                     if record.level >= .warning { progress("mesh \(name): \(record.line)") }
                 })
@@ -47,7 +48,9 @@ final class SyncMesh {
         self.paths = paths
         for (index, service) in services.enumerated().dropFirst() {
             let board = arrivals
-            service.onStored { stored in board.record(stored, receiver: index - 1) }
+            service.storage.observe { change in
+                if !change.stored.isEmpty { board.record(change.stored, receiver: index - 1) }
+            }
         }
     }
 
@@ -65,7 +68,7 @@ final class SyncMesh {
     /// Waits until all three logs hold the same events.
     func waitUntilConverged() throws {
         try waitUntil("the mesh to converge", seconds: 20) {
-            let cursors = try services.map { service in try service.withLog { try $0.cursor() } }
+            let cursors = services.map { service in service.storage.cursor() }
             return cursors.allSatisfy { $0 == cursors[0] }
         }
     }
@@ -74,7 +77,10 @@ final class SyncMesh {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        for service in services { service.stop(reason: "benchmark done") }
+        for service in services {
+            service.stop(reason: "benchmark done")
+            service.storage.close()
+        }
         for path in paths { workspace.remove(path) }
     }
 }
@@ -144,7 +150,7 @@ struct SyncLatencyBenchmark {
             toC.append(.nanoseconds(Int64(arrived[1] - start)))
         }
         try mesh.waitUntilConverged()
-        let statistics = mesh.services.dropFirst().compactMap { service in service.withNode { $0.statistics } }
+        let statistics = mesh.services.dropFirst().map { service in service.statistics() }
         return LiveLatencyResult(
             toB: LatencySummary(toB), toC: LatencySummary(toC), append: LatencySummary(appends),
             receivers: statistics)

@@ -23,28 +23,41 @@ struct SyncPipelineAnalysis {
         defer { workspace.remove(targetPath) }
         let sourceLog = try EventLog.open(at: sourcePath)
         let targetLog = try EventLog.create(at: targetPath, replicaID: "bench-pipeline")
-        let source = try SyncNode(
-            log: sourceLog, configuration: .init(hello: Hello(replicaID: sourceLog.replicaID, listenPort: 4100)))
-        let target = try SyncNode(
-            log: targetLog, configuration: .init(hello: Hello(replicaID: targetLog.replicaID, listenPort: 4101)))
+        var source = SyncNode(
+            configuration: .init(hello: Hello(replicaID: sourceLog.replicaID, listenPort: 4100)),
+            cursor: try sourceLog.cursor())
+        var target = SyncNode(
+            configuration: .init(hello: Hello(replicaID: targetLog.replicaID, listenPort: 4101)),
+            cursor: try targetLog.cursor())
         var (toTarget, toSource) = try SyncPipelineAnalysis.channels(clusterKey)
         var result = PipelineResult()
 
-        var fromSource = SyncPipelineAnalysis.sends(
-            result.sourceNode.measure { source.connectionOpened(1, dialed: nil, now: 0) })
-        var fromTarget = SyncPipelineAnalysis.sends(
-            result.targetNode.measure { target.connectionOpened(1, dialed: nil, now: 0) })
+        /// A node's effects with its storage work done at once on its log, as the stage's cost.
+        func step(_ node: inout SyncNode, _ log: EventLog, _ input: (inout SyncNode) -> [SyncNode.Effect])
+            -> [Message]
+        {
+            let effects = input(&node)
+            return SyncPipelineAnalysis.sends(DirectStorage.carryOut(effects, node: &node, log: log, now: 0))
+        }
+        var fromSource = result.sourceNode.measure {
+            step(&source, sourceLog) { $0.connectionOpened(1, dialed: nil, now: 0) }
+        }
+        var fromTarget = result.targetNode.measure {
+            step(&target, targetLog) { $0.connectionOpened(1, dialed: nil, now: 0) }
+        }
         while !fromSource.isEmpty || !fromTarget.isEmpty {
             if !fromSource.isEmpty {
                 let message = try toTarget.carry(fromSource.removeFirst(), into: &result)
                 if case .events = message { result.batches += 1 }
-                fromTarget += SyncPipelineAnalysis.sends(
-                    result.targetNode.measure { target.received(message, on: 1, now: 0) })
+                fromTarget += result.targetNode.measure {
+                    step(&target, targetLog) { $0.received(message, on: 1, now: 0) }
+                }
             }
             if !fromTarget.isEmpty {
                 let message = try toSource.carry(fromTarget.removeFirst(), into: &result)
-                fromSource += SyncPipelineAnalysis.sends(
-                    result.sourceNode.measure { source.received(message, on: 1, now: 0) })
+                fromSource += result.sourceNode.measure {
+                    step(&source, sourceLog) { $0.received(message, on: 1, now: 0) }
+                }
             }
         }
         result.bytesToTarget = toTarget.wireBytes

@@ -49,7 +49,7 @@ do {
     let directory = DataDirectory(option: given.options["data"])
     // A config file's settings, under what the command line gives, before the command starts.
     let arguments = try ConfigFile.apply(to: given, of: command, directory: directory)
-    try command.run(arguments, directory)
+    try await command.run(arguments, directory)
 } catch let error as UsageError {
     fail("\(error)\n\(command.help)", code: 2)
 } catch let error as ConfigError {

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A TCP socket. Closes its descriptor when released. Blocking calls on it
@@ -21,7 +22,9 @@ public final class Socket: @unchecked Sendable {
     public static func listen(host: String, port: UInt16, backlog: Int32 = 128) throws -> Socket {
         let address = try resolve(host: host, port: port, passive: true)
         let socket = Socket(
-            descriptor: try systemCall("socket") { Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue), 0) })
+            descriptor: try systemCall("socket") {
+                Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            })
         var one: Int32 = 1
         setsockopt(socket.descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         _ = try address.withSockaddr { pointer, length in
@@ -36,7 +39,9 @@ public final class Socket: @unchecked Sendable {
         let address = try resolve(host: host, port: port, passive: false)
         let socket = Socket(
             descriptor: try systemCall("socket") {
-                Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+                Glibc.socket(
+                    address.family,
+                    Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             })
         let started = address.withSockaddr { pointer, length in Glibc.connect(socket.descriptor, pointer, length) }
         if started == -1 {
@@ -122,12 +127,20 @@ public final class Socket: @unchecked Sendable {
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    /// Wakes any thread blocked on the socket; later calls fail.
-    public func shutdown() {
-        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    /// Which directions `shutdown` ends.
+    public enum Direction: Sendable {
+        /// Our sending: the peer reads the end of the stream after what was sent.
+        case write
+        case both
     }
 
-    private func configureStream() {
+    /// Ends the connection in `direction`; with `.both`, wakes any thread
+    /// blocked on the socket, and later calls fail.
+    public func shutdown(_ direction: Direction = .both) {
+        _ = Glibc.shutdown(descriptor, Int32(direction == .write ? SHUT_WR : SHUT_RDWR))
+    }
+
+    func configureStream() {
         var one: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }

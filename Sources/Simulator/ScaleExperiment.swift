@@ -44,7 +44,7 @@ public enum ScaleExperiment {
         scenario.session.livePush = false
         scenario.peers.maxOutbound = maxOutbound
         scenario.peers.rotateEveryMs = 10_000
-        scenario.convergenceCheckEveryMs = scenario.tickEveryMs
+        scenario.convergenceCheckEveryMs = 50
         scenario.tracksHops = true
         scenario.settleLimitMs = 600_000
         return scenario

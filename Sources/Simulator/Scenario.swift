@@ -36,8 +36,10 @@ public struct Scenario: Sendable {
     public var session = SyncSession.Configuration()
     public var peers = PeerManager.Configuration()
     public var antiEntropyIntervalMs: Milliseconds = 1_000
-    /// How often the simulator ticks every node.
-    public var tickEveryMs: Milliseconds = 50
+    /// When set, storage answers each node's work after a random delay in
+    /// this range (virtual ms), as a real storage executor answers later:
+    /// messages then arrive while a store is still out.
+    public var storageDelayMs: ClosedRange<Milliseconds>?
     /// Records over how many transfers each event reached each replica
     /// (`SimulationReport.hops`); costs memory, so off unless asked for.
     public var tracksHops = false
@@ -76,6 +78,7 @@ public struct Scenario: Sendable {
         scenario.session.livePush = random.chance(0.5)
         scenario.peers.maxOutbound = random.chance(0.1) ? 16 : random.int(in: 2...4)
         scenario.peers.rotateEveryMs = random.element(of: [nil, 5_000, 60_000])
+        scenario.storageDelayMs = random.element(of: [nil, 0...5, 1...40])
         return scenario
     }
 
@@ -91,7 +94,8 @@ public struct Scenario: Sendable {
             + "(drop \(percent(conditions.dropProbability)), dup \(percent(conditions.duplicateProbability)), "
             + "delay \(percent(conditions.delayProbability)), \(faults.count) planned faults), "
             + "\(appendCount) appends, batch \(session.batchEvents)x\(session.window), "
-            + "live push \(session.livePush), max outbound \(peers.maxOutbound), skews [\(skews)]"
+            + "live push \(session.livePush), max outbound \(peers.maxOutbound), "
+            + "storage delay \(storageDelayMs.map { "\($0.lowerBound)-\($0.upperBound) ms" } ?? "none"), skews [\(skews)]"
     }
 
     private func percent(_ probability: Double) -> String {

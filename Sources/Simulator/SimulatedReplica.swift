@@ -39,7 +39,8 @@ final class SimulatedReplica {
     let skewMs: Milliseconds
     private(set) var incarnation = 0
     private(set) var log: EventLog?
-    private(set) var node: SyncNode?
+    /// The node while the device runs; the simulator changes it in place.
+    var node: SyncNode?
 
     init(index: Int, directory: String, skewMs: Milliseconds) {
         self.index = index
@@ -58,7 +59,7 @@ final class SimulatedReplica {
 
     /// Starts the device: creates its log on the first start, opens it after.
     func start(
-        clock: VirtualClock, configuration: SyncNode.Configuration, logger: @escaping (LogRecord) -> Void
+        clock: VirtualClock, configuration: SyncNode.Configuration, logger: @escaping @Sendable (LogRecord) -> Void
     ) throws {
         precondition(node == nil, "\(replicaID) started twice")
         var options = EventLog.Options()
@@ -71,7 +72,7 @@ final class SimulatedReplica {
             : try EventLog.create(at: path, replicaID: replicaID, options: options)
         incarnation += 1
         self.log = log
-        node = try SyncNode(log: log, configuration: configuration, logger: logger)
+        node = SyncNode(configuration: configuration, cursor: try log.cursor(), logger: logger)
     }
 
     /// The process dies: the node and the log handle go, no goodbye is sent.
@@ -92,7 +93,10 @@ final class SimulatedReplica {
 
 /// Collects what the nodes log: counts per level, the forks reported, and
 /// the latest lines for a failure's diagnostic; prints them when tracing.
-final class LogCollector {
+///
+/// `@unchecked Sendable` so that nodes may hold its logger: a simulation
+/// runs on one thread, and every call comes from it.
+final class LogCollector: @unchecked Sendable {
     private(set) var forkReports: [String] = []
     private(set) var warnings = 0
     private(set) var clockFarAheadReports = 0
@@ -107,7 +111,7 @@ final class LogCollector {
     }
 
     /// The logger for one replica's node.
-    func logger(for replicaID: String) -> (LogRecord) -> Void {
+    func logger(for replicaID: String) -> @Sendable (LogRecord) -> Void {
         { [self] record in collect(record, from: replicaID) }
     }
 

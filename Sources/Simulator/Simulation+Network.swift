@@ -4,10 +4,13 @@ import SyncProtocol
 
 /// Carrying out the nodes' effects over the virtual network.
 extension Simulation {
-    /// Does what a node asked, in order, as long as it still runs.
+    /// Does what a node asked, in order, as long as it still runs; then
+    /// sets its next tick to its deadline. Storage work is done on the
+    /// replica's log at once; its answer comes back at once, or after a
+    /// delay when the scenario has one (as a real storage executor's does).
     func perform(_ effects: [SyncNode.Effect], by host: Host) {
         for effect in effects {
-            guard let node = node(of: host) else { return }
+            guard let replica = replica(of: host) else { return }
             switch effect {
             case .send(let id, let message):
                 guard network.openOwner(id) == host else { continue }
@@ -17,16 +20,35 @@ extension Simulation {
             case .dial(let address):
                 dial(address, from: host)
             case .close(let id, _):
-                close(id, of: node)
+                close(id, of: replica)
+            case .read, .store, .computeState, .writePendingProjections:
+                guard let answer = DirectStorage.execute(effect, on: replica.log!) else { continue }
+                if let delay = scenario.storageDelayMs {
+                    queue.schedule(.storageAnswer(host, answer), at: now + random.int(in: delay))
+                } else {
+                    perform(answer.deliver(to: &replica.node!, now: now), by: host)
+                }
             }
         }
+        scheduleTick(of: host)
+    }
+
+    /// Schedules the node's next tick at its deadline, unless one is due sooner.
+    private func scheduleTick(of host: Host) {
+        guard let replica = replica(of: host) else { return }
+        // Never at `now` again: a deadline that a tick cannot move would spin
+        // (PeerManagerTests check that none is left after a tick).
+        let deadline = max(now + 1, replica.node!.nextDeadline)
+        if let scheduled = nextTickAt[host.replica], scheduled <= deadline { return }
+        nextTickAt[host.replica] = deadline
+        queue.schedule(.tick(host), at: deadline)
     }
 
     /// Closes one end after what it sent; the far end hears of it later.
-    private func close(_ id: ConnectionID, of node: SyncNode) {
+    private func close(_ id: ConnectionID, of replica: SimulatedReplica) {
         guard let (peer, at) = network.close(id, now: now) else { return }
         queue.schedule(.hangUp(peer), at: at)
-        node.connectionClosed(id, now: now)
+        replica.node!.connectionClosed(id, now: now)
     }
 
     /// A dial connects after a short delay when the target runs and is on
@@ -42,16 +64,18 @@ extension Simulation {
     /// The dial's outcome: both ends' nodes see the connection open at once
     /// (the handshake is not simulated), or the dialer hears of the failure.
     func completeDial(from host: Host, to target: Int?, address: PeerAddress) {
-        guard let dialer = node(of: host) else { return }
-        guard let target, let acceptor = replicas[target].node, network.reachable(host.replica, target) else {
+        guard let dialer = replica(of: host) else { return }
+        guard let target, replicas[target].isUp, network.reachable(host.replica, target) else {
             statistics.dialFailures += 1
-            dialer.dialFailed(address, reason: "connection timed out", now: now)
+            dialer.node!.dialFailed(address, reason: "connection timed out", now: now)
+            perform([], by: host)
             return
         }
-        let acceptorHost = replicas[target].host
+        let acceptor = replicas[target]
+        let acceptorHost = acceptor.host
         let (outbound, inbound) = network.connect(dialer: host, acceptor: acceptorHost, random: &random)
-        perform(dialer.connectionOpened(outbound, dialed: address, now: now), by: host)
-        perform(acceptor.connectionOpened(inbound, dialed: nil, now: now), by: acceptorHost)
+        perform(dialer.node!.connectionOpened(outbound, dialed: address, now: now), by: host)
+        perform(acceptor.node!.connectionOpened(inbound, dialed: nil, now: now), by: acceptorHost)
     }
 
     /// A message reaches its end: delivered when it is the next record,
@@ -59,18 +83,21 @@ extension Simulation {
     func arrive(_ transmission: Transmission) {
         switch network.receive(transmission) {
         case .deliver(let host, let message):
-            guard let node = node(of: host) else { return }
-            let before = node.cursor
-            let effects = node.received(message, on: transmission.to, now: now)
+            guard let replica = replica(of: host) else { return }
+            let before = try? replica.log!.cursor()
+            let effects = replica.node!.received(message, on: transmission.to, now: now)
             if scenario.tracksHops, case .events(let batch) = message,
-                let sender = network.peerOwner(of: transmission.to)
+                let sender = network.peerOwner(of: transmission.to), let before
             {
-                hops.delivered(batch, from: sender.replica, to: host.replica, before: before, after: node.cursor)
+                // Storage runs at once, so the batch is in the log (or refused) now.
+                let after = (try? replica.log!.cursor()) ?? before
+                hops.delivered(batch, from: sender.replica, to: host.replica, before: before, after: after)
             }
             perform(effects, by: host)
         case .broken(let host):
-            guard let node = node(of: host) else { return }
-            close(transmission.to, of: node)
+            guard let replica = replica(of: host) else { return }
+            close(transmission.to, of: replica)
+            perform([], by: host)
         case .reset(let senderEnd):
             queue.schedule(.hangUp(senderEnd), at: now + network.latency(of: senderEnd))
         case .ignored:
@@ -80,7 +107,8 @@ extension Simulation {
 
     /// The far end of a closed or reset link learns that it is gone.
     func hangUp(_ id: ConnectionID) {
-        guard let host = network.hangUp(id), let node = node(of: host) else { return }
-        node.connectionClosed(id, now: now)
+        guard let host = network.hangUp(id), let replica = replica(of: host) else { return }
+        replica.node!.connectionClosed(id, now: now)
+        perform([], by: host)
     }
 }

@@ -23,7 +23,10 @@ import SyncProtocol
 public final class Simulation {
     /// What the agenda holds.
     enum Occurrence {
+        /// The node's deadline; stale when a sooner one was set since.
         case tick(Host)
+        /// Storage answers a node's work after a delay.
+        case storageAnswer(Host, StorageAnswer)
         case dialCompleted(from: Host, to: Int?, address: PeerAddress)
         case arrival(Transmission)
         /// The far end learns that its link was closed or reset.
@@ -48,6 +51,8 @@ public final class Simulation {
     var ledger = AcknowledgedAppends()
     var workload = WorkloadState()
     var hops: HopTracker
+    /// Per replica: when its node's next tick is scheduled.
+    var nextTickAt: [Int: Milliseconds] = [:]
     var statistics = SimulationStatistics()
     var failures: [String] = []
     private(set) var faultsOver = false
@@ -102,9 +107,12 @@ public final class Simulation {
     private func handle(_ occurrence: Occurrence) throws {
         switch occurrence {
         case .tick(let host):
-            guard let node = node(of: host) else { return }
-            perform(node.tick(now: now), by: host)
-            queue.schedule(.tick(host), at: now + scenario.tickEveryMs)
+            guard nextTickAt[host.replica] == now, let replica = replica(of: host) else { return }
+            nextTickAt[host.replica] = nil
+            perform(replica.node!.tick(now: now), by: host)
+        case .storageAnswer(let host, let answer):
+            guard let replica = replica(of: host) else { return }
+            perform(answer.deliver(to: &replica.node!, now: now), by: host)
         case .dialCompleted(let from, let target, let address):
             completeDial(from: from, to: target, address: address)
         case .arrival(let transmission):
@@ -145,10 +153,10 @@ public final class Simulation {
         }
     }
 
-    /// The node running as `host`, if that incarnation still runs.
-    func node(of host: Host) -> SyncNode? {
+    /// The replica running as `host`, if that incarnation still runs.
+    func replica(of host: Host) -> SimulatedReplica? {
         let replica = replicas[host.replica]
-        return replica.runs(as: host) ? replica.node : nil
+        return replica.runs(as: host) ? replica : nil
     }
 
     /// Starts (or restarts) a replica: opens its file, makes a node that
@@ -165,7 +173,9 @@ public final class Simulation {
         for other in replicas where other.index != replica.index {
             replica.node!.addPeer(other.address, source: .configured, now: now)
         }
-        queue.schedule(.tick(replica.host), at: now + random.int(in: 0..<scenario.tickEveryMs))
+        // The first round at a random moment, so that the nodes' rounds do not all fall together.
+        nextTickAt[replica.index] = now + random.int(in: 0..<50)
+        queue.schedule(.tick(replica.host), at: nextTickAt[replica.index]!)
     }
 
     private func apply(_ action: ScheduledFault.Action) throws {

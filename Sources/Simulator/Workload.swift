@@ -108,13 +108,13 @@ extension Simulation {
     /// Runs one append on the replica's log; when it returns, the event is
     /// acknowledged and the node is told.
     private func acknowledge(on replica: SimulatedReplica, _ body: (EventLog) throws -> StoredEvent?) {
-        guard let log = replica.log, let node = replica.node else { return }
+        guard let log = replica.log, replica.node != nil else { return }
         do {
             guard let stored = try body(log) else { return }
             statistics.appends += 1
             if scenario.tracksHops { hops.appended(stored.event, at: replica.index) }
             if let problem = ledger.record(stored) { failures.append("\(replica.replicaID): \(problem)") }
-            perform(node.localChanged(now: now), by: replica.host)
+            perform(replica.node!.localChanged(cursor: try log.cursor(), now: now), by: replica.host)
         } catch {
             failures.append("\(replica.replicaID): append failed: \(error)")
         }

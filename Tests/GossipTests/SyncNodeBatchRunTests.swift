@@ -1,5 +1,6 @@
 import Gossip
 import Replica
+import SyncProtocol
 import Testing
 
 /// Event batches handed to a node together are stored in one transaction

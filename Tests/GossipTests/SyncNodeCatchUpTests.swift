@@ -1,5 +1,6 @@
 import Gossip
 import Replica
+import SyncProtocol
 import Testing
 
 @Suite struct SyncNodeCatchUpTests {

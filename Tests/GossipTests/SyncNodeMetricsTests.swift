@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 import Testing
 
 @Suite struct SyncNodeMetricsTests {

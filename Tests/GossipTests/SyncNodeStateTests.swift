@@ -52,7 +52,8 @@ import Testing
         mesh.connect("a", "b")
         mesh.tick()
         try mesh["a"].log.append(NewEvent(item: "late", .created(name: "x", quantity: 1)))
-        _ = mesh["a"].node.localChanged(now: mesh.now)
+        let cursor = try mesh["a"].log.cursor()
+        _ = mesh["a"].node.localChanged(cursor: cursor, now: mesh.now)
         let row = try #require(mesh["a"].node.peerTable(now: mesh.now).first { $0.replicaID == "b" })
         #expect(!row.inSync && row.eventsToSend == 1)
     }
@@ -74,7 +75,7 @@ import Testing
         let mesh = try NodeMesh(["a", "b"])
         try mesh["a"].log.append(
             (0..<600).map { NewEvent(item: "i\($0 % 40)", .quantityChanged(quantity: Int64($0))) })
-        _ = mesh["a"].node.localChanged(now: mesh.now)
+        try mesh.localChanged(on: "a")
         mesh.connect("a", "b")
         #expect(try mesh["b"].log.eventCount() == 600)
         #expect(mesh["b"].log.hasPendingProjections)
@@ -111,16 +112,21 @@ import Testing
             #expect(log.hasPendingProjections)
         }
         let log = try EventLog.open(at: path)
-        let node = try SyncNode(log: log, configuration: .init(hello: Hello(replicaID: "restarted", listenPort: 0)))
+        var node = SyncNode(
+            configuration: .init(hello: Hello(replicaID: "restarted", listenPort: 0)), cursor: try log.cursor())
         #expect(try EventLog.open(at: path).hasPendingProjections)
         let interval = node.configuration.antiEntropyIntervalMs
-        for round in 0..<3 { _ = node.tick(now: Milliseconds(round) * interval) }
+        for round in 0..<3 {
+            let now = Milliseconds(round) * interval
+            _ = DirectStorage.carryOut(node.tick(now: now), node: &node, log: log, now: now)
+        }
         #expect(!(try EventLog.open(at: path).hasPendingProjections))
     }
 
     @Test func rowsAreWrittenWhenTheNodeStops() throws {
         let mesh = try caughtUpMesh()
-        _ = mesh["b"].node.shutdown(reason: "test", now: mesh.now)
+        let now = mesh.now
+        _ = mesh["b"].input({ $0.shutdown(reason: "test", now: now) }, now: now)
         #expect(!mesh["b"].log.hasPendingProjections)
     }
 }

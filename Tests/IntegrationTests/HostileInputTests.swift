@@ -30,18 +30,28 @@ struct HostileInputTests {
 
         var testDescription: String { rawValue }
 
-        /// What the daemon's refusal line must say.
+        /// What the daemon's refusal line must say. Before the handshake
+        /// is done, a frame may be at most 1,024 bytes (docs/protocol.md).
         var reason: String {
             switch self {
-            case .randomGarbage, .initThenGarbage: "bytes exceeds the limit of 4194304"
+            case .randomGarbage, .initThenGarbage: "bytes exceeds the limit of 1024"
             case .garbageInAFrame: "unknown frame type"
             case .truncatedFrame: "connection closed by peer in the middle of a frame"
             case .silentConnection: "connection closed by peer during the handshake"
-            case .hugeFrameHeader: "frame of 104857600 bytes exceeds the limit of 4194304"
+            case .hugeFrameHeader: "frame of 104857600 bytes exceeds the limit of 1024"
             case .wrongVersion:
                 "incompatible protocol version \(HostileInputTests.wrongVersion); "
                     + "this node speaks \(HostileInputTests.daemonVersion)"
             case .sealedBeforeHandshake: "unexpected sealed frame"
+            }
+        }
+
+        /// The refusal's kind, as `peersync_connections_refused_total` labels it.
+        var kind: String {
+            switch self {
+            case .randomGarbage, .garbageInAFrame, .hugeFrameHeader, .initThenGarbage: "bad_frame"
+            case .truncatedFrame, .silentConnection: "left_early"
+            case .wrongVersion, .sealedBeforeHandshake: "handshake_failed"
             }
         }
     }
@@ -117,20 +127,42 @@ struct HostileInputTests {
         return (a, b)
     }
 
-    /// Carries out `attack` on `daemon` and checks that it was refused with
-    /// its reason, that the daemon still runs and that its data is unchanged.
-    func attackAndCheck(_ attack: Attack, _ daemon: Daemon) throws {
+    /// `peersync_connections_refused_total` of `kind`, from the daemon's metrics.
+    func refusals(_ kind: String, _ daemon: Daemon) throws -> Int {
+        let reply = try #require(daemon.api).request("GET", "/metrics")
+        let prefix = "peersync_connections_refused_total{reason=\"\(kind)\"} "
+        let line = try #require(reply.text.split(separator: "\n").first { $0.hasPrefix(prefix) })
+        return try #require(Int(line.dropFirst(prefix.count)))
+    }
+
+    /// Carries out `attack` on `daemon` and checks that it was refused (the
+    /// counter of its kind went up; and, for the first of its kind in the
+    /// log's interval, a line saying its reason), that the daemon still runs
+    /// and that its data is unchanged.
+    ///
+    /// - Parameter lastLoggedAgo: how long ago a refusal of this kind was
+    ///   last logged, `nil` when never.
+    /// - Returns: whether this refusal was logged.
+    @discardableResult
+    func attackAndCheck(_ attack: Attack, _ daemon: Daemon, lastLoggedAgo: Duration? = nil) throws -> Bool {
         let before = try ReplicaStatus.of(daemon.data)
         let refusalsBefore = daemon.logLines(containing: #"msg="connection refused""#).count
+        let countedBefore = try refusals(attack.kind, daemon)
 
         let answer = try perform(attack, port: daemon.port)
 
-        let refused = Poll.until(timeout: .seconds(30)) {
-            daemon.logLines(containing: #"msg="connection refused""#).dropFirst(refusalsBefore).contains {
-                $0.contains(attack.reason)
-            }
+        let counted = try Poll.until(timeout: .seconds(30)) { try refusals(attack.kind, daemon) == countedBefore + 1 }
+        #expect(counted, "\(attack): not counted as refused (\(attack.kind))")
+        var lines: ArraySlice<String> {
+            daemon.logLines(containing: #"msg="connection refused""#).dropFirst(refusalsBefore)
         }
-        #expect(refused, "\(attack): no refusal saying \"\(attack.reason)\" in the log:\n\(daemon.stderr)")
+        // The daemon logs a kind once per 10 s and counts the rest (a margin either side).
+        if lastLoggedAgo.map({ $0 > .seconds(11) }) ?? true {
+            let logged = Poll.until(timeout: .seconds(10)) { lines.contains { $0.contains(attack.reason) } }
+            #expect(logged, "\(attack): no refusal saying \"\(attack.reason)\" in the log:\n\(daemon.stderr)")
+        } else if lastLoggedAgo! < .seconds(9) {
+            #expect(lines.isEmpty, "\(attack): a second refusal of its kind within the interval is only counted")
+        }
         #expect(daemon.isRunning, "\(attack): the daemon is still running")
         #expect(try ReplicaStatus.of(daemon.data) == before, "\(attack): the daemon's data is unchanged")
         if attack == .wrongVersion {
@@ -142,6 +174,7 @@ struct HostileInputTests {
             let text = String(decoding: answer.dropFirst(5), as: UTF8.self)
             #expect(text.contains("\(Self.wrongVersion)") && text.contains("speaks \(Self.daemonVersion)"), "\(text)")
         }
+        return !lines.isEmpty
     }
 
     /// Creates an item on a and requires it to reach b.
@@ -170,12 +203,19 @@ struct HostileInputTests {
     @Test("every hostile input in turn against one daemon, which syncs after each")
     func hostileInputsInTurn() throws {
         let (a, b) = try startPair()
+        var loggedAt: [String: ContinuousClock.Instant] = [:]
+        var logged = 0
         for attack in Attack.allCases {
-            try attackAndCheck(attack, a)
+            let before = ContinuousClock.now
+            if try attackAndCheck(attack, a, lastLoggedAgo: loggedAt[attack.kind].map { before - $0 }) {
+                loggedAt[attack.kind] = before
+                logged += 1
+            }
             try checkStillSyncs(a, b, name: "After \(attack)")
         }
         #expect(try ReplicaStatus.of(a.data).event_count == 1 + Attack.allCases.count)
-        #expect(a.logLines(containing: #"msg="connection refused""#).count == Attack.allCases.count)
+        #expect(Set(Attack.allCases.map(\.kind)).count == loggedAt.count, "every kind was logged")
+        #expect(a.logLines(containing: #"msg="connection refused""#).count == logged)
         #expect(a.logLines(containing: "peer identified").count == 1, "b's one connection lasted throughout")
         #expect(try a.stop() == 0, "a: \(a.stderr)")
         #expect(try b.stop() == 0)

@@ -18,6 +18,7 @@ final class DaemonAPI: @unchecked Sendable {
     }
 
     let service: GossipService
+    let storage: StorageExecutor
     let reads: ReadReplica
     let changes: ChangeSignal
     let settings: Settings
@@ -28,11 +29,12 @@ final class DaemonAPI: @unchecked Sendable {
     private var stopping = false
 
     init(
-        service: GossipService, reads: ReadReplica, changes: ChangeSignal, settings: Settings, metrics: DaemonMetrics,
-        log: @escaping @Sendable (LogRecord) -> Void
+        service: GossipService, storage: StorageExecutor, reads: ReadReplica, changes: ChangeSignal,
+        settings: Settings, metrics: DaemonMetrics, log: @escaping @Sendable (LogRecord) -> Void
     ) {
         self.log = log
         self.service = service
+        self.storage = storage
         self.reads = reads
         self.changes = changes
         self.settings = settings

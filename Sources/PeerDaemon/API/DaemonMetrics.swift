@@ -1,5 +1,6 @@
 import Foundation
 import Gossip
+import SyncProtocol
 
 /// What the daemon itself counts for `GET /metrics`, beside sync's own
 /// `SyncMetrics`: appends through the API and their latency, and requests.

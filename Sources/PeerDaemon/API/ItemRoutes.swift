@@ -74,20 +74,18 @@ extension DaemonAPI {
         return .json(201, EventJSON.line(for: stored))
     }
 
-    /// Runs `append` on the sync service's queue, then pushes the event to
-    /// peers. Only a new event counts in the metrics, not a replay of an
-    /// idempotency key.
+    /// Runs `append` on the storage writer; the sync node pushes the event
+    /// to peers as soon as it is committed. Only a new event counts in the
+    /// metrics, not a replay of an idempotency key.
     private func timedAppend(_ append: (EventLog) throws -> StoredEvent) throws -> StoredEvent {
         let started = DispatchTime.now().uptimeNanoseconds
-        let (stored, isNew) = try service.withLog { log in
+        let (stored, isNew) = try storage.write { log in
             let newest = try log.lastOffset()
             let stored = try append(log)
             return (stored, stored.offset > newest)
         }
         guard isNew else { return stored }
-        service.localChanged()
         metrics.recordAppend(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
-        changes.bump()
         return stored
     }
 

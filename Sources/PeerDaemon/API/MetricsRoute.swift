@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// `GET /metrics`: Prometheus text format 0.0.4 (docs/operations.md says
 /// what each metric means).
@@ -33,6 +34,21 @@ extension DaemonAPI {
             "peersync_connections_open", "Open peer connections, handshakes included.", Double(sync.connectionsOpen))
         text.counter(
             "peersync_handshake_failures_total", "Connections that ended during the handshake.", sync.handshakeFailures)
+        text.gauge(
+            "peersync_connections_pending", "Connections in the handshake now.", Double(sync.connectionsPending))
+        text.header(
+            "peersync_connections_refused_total", "Connections turned away before their session started, by reason.",
+            "counter")
+        for kind in RefusalKind.allCases {
+            text.sample(
+                "peersync_connections_refused_total", ["reason": kind.rawValue],
+                Double(sync.connectionsRefused[kind.rawValue] ?? 0))
+        }
+        let health = storage.health
+        text.gauge(
+            "peersync_storage_degraded", "1 while a storage fault keeps the replica degraded, else 0.",
+            health.isDegraded ? 1 : 0)
+        text.counter("peersync_storage_faults_total", "Storage faults seen since the daemon started.", health.faults)
         text.counter("peersync_bytes_received_total", "Bytes received from peers.", sync.bytesReceived)
         text.counter("peersync_bytes_sent_total", "Bytes sent to peers.", sync.bytesSent)
         text.gauge(

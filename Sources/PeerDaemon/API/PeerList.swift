@@ -1,5 +1,6 @@
 import Foundation
 import Gossip
+import SyncProtocol
 
 /// The daemon's peer table as `GET /peers` and `peerd peers --json` show it.
 struct PeerList: Codable {

@@ -12,7 +12,7 @@ struct Command: Sendable {
     /// Whether a config file (`--config PATH`, else `DIR/peerd.conf`) may set
     /// this command's flags and options; see ``ConfigFile``.
     var acceptsConfig = false
-    var run: @Sendable (Arguments, DataDirectory) throws -> Void
+    var run: @Sendable (Arguments, DataDirectory) async throws -> Void
 
     var name: String { path.joined(separator: " ") }
 

@@ -20,10 +20,15 @@ struct DataDirectory: Sendable {
 
     /// Opens the replica's event log, with a hint when there is none.
     func openLog() throws -> EventLog {
+        try requireReplica()
+        return try EventLog.open(at: databasePath)
+    }
+
+    /// Throws, with a hint, when the directory holds no replica.
+    func requireReplica() throws {
         guard FileManager.default.fileExists(atPath: databasePath) else {
             throw CommandError("no replica in \(path); run `peerd init --data \(path)` first")
         }
-        return try EventLog.open(at: databasePath)
     }
 
     /// Reads the cluster key, with a hint when there is none.

@@ -29,7 +29,7 @@ enum RunCommand {
         repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
             _ = try arguments.positional()
-            try DaemonRuntime.start(try settings(arguments), directory)
+            try await DaemonRuntime.run(try settings(arguments), directory)
         })
 
     /// The command line (and config file) as daemon settings.

@@ -1,13 +1,15 @@
 import Discovery
 import Foundation
 import Gossip
+import Lifecycle
 import PeerNet
 import Replica
 import SyncProtocol
 
 /// `peerd run` once its settings are known: takes the data directory's
-/// lock, starts sync, discovery and the HTTP API, and shuts them down in
-/// order on SIGTERM or SIGINT.
+/// lock, starts storage, sync, discovery and the HTTP API as one group of
+/// services, and on SIGTERM or SIGINT stops them in reverse order (the API
+/// first, storage last).
 enum DaemonRuntime {
     struct Settings: Sendable {
         var listen: PeerAddress
@@ -22,60 +24,49 @@ enum DaemonRuntime {
 
     /// How long shutdown may take before the process exits anyway; the
     /// database is safe either way (every batch is one transaction).
-    static let shutdownDeadlineSeconds = 5
+    static let shutdownDeadline = Duration.seconds(5)
 
-    static func start(_ settings: Settings, _ directory: DataDirectory) throws -> Never {
-        // First of all, so that a SIGTERM during startup is not lost: the
-        // handlers run on the main queue, once `dispatchMain` serves it,
-        // when everything below has started.
-        for (number, name) in [(SIGTERM, "TERM"), (SIGINT, "INT")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { onSignal?(name) }
-            source.resume()
-            signalSources.append(source)
-        }
+    static func run(_ settings: Settings, _ directory: DataDirectory) async throws {
+        // First of all, so that a SIGTERM during startup is not lost: it
+        // waits in the sequence until the group listens.
+        let signals = UnixSignals([SIGTERM, SIGINT])
         let lock = try DaemonLock.acquire(directory)
         let clusterKey = try directory.readClusterKey()
-        let log = try directory.openLog()
         let token = try settings.tokenFile.map { try TokenFile.read($0) }
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
+        try directory.requireReplica()
+        let storage = try StorageExecutor(path: directory.databasePath, logger: logger.write)
+        let changes = ChangeSignal()
+        storage.observe { _ in changes.bump() }
 
-        var configuration = GossipService.Configuration(replicaID: log.replicaID)
+        var configuration = GossipService.Configuration(replicaID: storage.replicaID)
         configuration.listenHost = settings.listen.host
         configuration.listenPort = settings.listen.port
         configuration.peers = settings.peers
-        let service = GossipService(
-            log: log, clusterKey: clusterKey, configuration: configuration, logger: logger.write)
-        let changes = ChangeSignal()
-        let port = try service.start()
-        service.onStored { _ in changes.bump() }
+        let gossip = try GossipService(
+            storage: storage, clusterKey: clusterKey, configuration: configuration, logger: logger.write)
+        let port = try gossip.start()
 
-        var api: DaemonAPI?
-        var server: HTTPServer?
+        var http: HTTPAPIService?
         var httpAddress: String?
-        if let http = settings.http {
-            let reads = try ReadReplica(path: directory.databasePath)
-            let metrics = DaemonMetrics()
-            let daemonAPI = DaemonAPI(
-                service: service, reads: reads, changes: changes,
+        if let address = settings.http {
+            let api = DaemonAPI(
+                service: gossip, storage: storage, reads: try ReadReplica(path: directory.databasePath),
+                changes: changes,
                 settings: DaemonAPI.Settings(token: token, doubleTapWindowMs: settings.doubleTapWindowMs),
-                metrics: metrics, log: logger.write)
-            let httpServer = HTTPServer(
-                handler: { daemonAPI.handle($0) }, refused: { metrics.countRequest(status: $0) })
-            let httpPort: UInt16
+                metrics: DaemonMetrics(), log: logger.write)
+            let service = HTTPAPIService(api: api)
             do {
-                httpPort = try httpServer.start(host: http.host, port: http.port)
+                let port = try service.start(on: address)
+                httpAddress = PeerAddress(host: address.host, port: port).description
             } catch {
-                service.stop(reason: "peer shutting down")
-                throw CommandError(
-                    "cannot serve the HTTP API on \(http): \(error); pick another with --http HOST:PORT, or --http off")
+                gossip.stop(reason: "peer shutting down")
+                storage.close()
+                throw error
             }
-            httpAddress = PeerAddress(host: http.host, port: httpPort).description
-            api = daemonAPI
-            server = httpServer
+            http = service
         }
-        try DaemonInfo(pid: getpid(), replica_id: log.replicaID, http: httpAddress, token_file: settings.tokenFile)
+        try DaemonInfo(pid: getpid(), replica_id: storage.replicaID, http: httpAddress, token_file: settings.tokenFile)
             .write(in: directory)
         // Ready: what scripts and tests wait for, once daemon.json is in place.
         say("listening on \(settings.listen.host):\(port)")
@@ -84,78 +75,65 @@ enum DaemonRuntime {
             LogRecord(
                 .info, "replica running",
                 [
-                    ("replica", log.replicaID), ("cluster", clusterKey.fingerprint),
-                    ("peers", "\(settings.peers.count)"),
-                    ("http", httpAddress ?? "off"),
+                    ("replica", storage.replicaID), ("cluster", clusterKey.fingerprint),
+                    ("peers", "\(settings.peers.count)"), ("http", httpAddress ?? "off"),
                 ]))
-
         let discovery =
             settings.mdns
-            ? startDiscovery(
+            ? discoveryService(
                 MDNSAdvertisement(
-                    replicaID: log.replicaID, port: port, clusterFingerprint: clusterKey.fingerprint,
+                    replicaID: storage.replicaID, port: port, clusterFingerprint: clusterKey.fingerprint,
                     protocolVersion: WireProtocol.version),
-                service: service, logger: logger)
+                gossip: gossip, logger: logger)
             : nil
 
-        let shutdown = { (signalName: String) in
-            logger.write(LogRecord(.info, "shutting down", [("signal", signalName)]))
-            let deadline = DispatchSource.makeTimerSource(queue: .global())
-            deadline.schedule(deadline: .now() + .seconds(shutdownDeadlineSeconds))
-            deadline.setEventHandler {
-                logger.write(LogRecord(.warning, "shutdown took too long; exiting with work abandoned"))
-                DaemonInfo.remove(in: directory)
-                exit(0)
+        let optional: [(any Service)?] = [discovery, http]
+        let services: [any Service] = [storage, gossip] + optional.compactMap { $0 }
+        let group = ServiceGroup(services, shutdownDeadline: shutdownDeadline) { event in
+            switch event {
+            case .stopping(let signal): logger.write(LogRecord(.info, "shutting down", [("signal", signal)]))
+            case .serviceStopped(let name): logger.write(LogRecord(.debug, "service stopped", [("service", name)]))
+            case .serviceFailed(let name, let error):
+                logger.write(LogRecord(.error, "service failed", [("service", name), ("error", "\(error)")]))
+            case .deadlinePassed(let name):
+                logger.write(
+                    LogRecord(
+                        .warning, "shutdown took too long; exiting with work abandoned", [("waiting_for", name)]))
             }
-            deadline.resume()
-            // New requests get 503 and change streams end; no new connections.
-            api?.beginShutdown()
-            server?.quiesce()
-            discovery?.stop()
-            service.stop(reason: "peer shutting down")
-            server?.stop()
-            DaemonInfo.remove(in: directory)
-            withExtendedLifetime(lock) {}
-            logger.write(LogRecord(.info, "stopped"))
-            exit(0)
         }
-        onSignal = shutdown
-        dispatchMain()
+        _ = try await group.run(stoppingOn: signals)
+        DaemonInfo.remove(in: directory)
+        withExtendedLifetime(lock) {}
+        logger.write(LogRecord(.info, "stopped"))
     }
 
     private static func say(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    /// Publishes this node with mDNS and hands every peer found or lost to
-    /// the sync service. mDNS only says where peers are; whether one is
-    /// alive is for dialing and keepalive to find out.
-    private static func startDiscovery(
-        _ advertisement: MDNSAdvertisement, service: GossipService, logger: StandardErrorLog
+    /// Discovery that hands every peer found or lost to sync. mDNS only
+    /// says where peers are; whether one is alive is for dialing and
+    /// keepalive to find out.
+    private static func discoveryService(
+        _ advertisement: MDNSAdvertisement, gossip: GossipService, logger: StandardErrorLog
     ) -> MDNSDiscovery {
-        let discovery = MDNSDiscovery(advertisement: advertisement) { event in
+        MDNSDiscovery(advertisement: advertisement) { event in
             switch event {
             case .found(let peer):
                 logger.write(
                     LogRecord(
                         .info, "peer discovered",
                         [("peer", peer.replicaID), ("addr", peer.address.description), ("role", "\(peer.role)")]))
-                service.peerFound(peer.address, replicaID: peer.replicaID)
+                gossip.peerFound(peer.address, replicaID: peer.replicaID)
             case .lost(let peer):
                 logger.write(
                     LogRecord(.info, "peer withdrawn", [("peer", peer.replicaID), ("addr", peer.address.description)]))
-                service.peerLost(peer.address)
+                gossip.peerLost(peer.address)
             case .warning(let text):
                 logger.write(LogRecord(.warning, text, [("component", "mdns")]))
             case .info(let text):
                 logger.write(LogRecord(.info, text, [("component", "mdns")]))
             }
         }
-        discovery.start()
-        return discovery
     }
-
-    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
-    /// What SIGTERM and SIGINT do; set once everything started (main queue only).
-    nonisolated(unsafe) private static var onSignal: ((String) -> Void)?
 }

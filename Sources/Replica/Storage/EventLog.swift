@@ -74,6 +74,8 @@ public final class EventLog {
     /// The fold of the events the projection rows do not hold yet; nil
     /// until a transaction has read it (`syncPending()`).
     var pending: PendingProjections?
+    /// Transactions open now: a read inside one joins it instead of beginning its own.
+    private var transactionDepth = 0
 
     private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
         self.path = path
@@ -177,7 +179,9 @@ public final class EventLog {
     /// pending fold are dropped when it fails, since they may name rows that
     /// were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
-        try EventLog.withWrappedErrors(path: path) {
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        return try EventLog.withWrappedErrors(path: path) {
             do {
                 return try db.writeTransaction(body)
             } catch {
@@ -189,9 +193,24 @@ public final class EventLog {
         }
     }
 
-    /// A read transaction: every read inside sees one snapshot.
+    /// A read transaction: every read inside sees one snapshot. Reads
+    /// inside a read (or a write) join the transaction already open.
     func read<T>(_ body: () throws -> T) throws -> T {
-        try EventLog.withWrappedErrors(path: path) { try db.readTransaction(body) }
+        if transactionDepth > 0 { return try body() }
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        return try EventLog.withWrappedErrors(path: path) { try db.readTransaction(body) }
+    }
+
+    /// Runs `body` in one read transaction, so that everything it reads
+    /// describes the log at one moment (a state hash and the cursor it
+    /// belongs to, say).
+    ///
+    /// ```swift
+    /// let (cursor, hash) = try log.snapshot { (try $0.cursor(), try $0.stateHash()) }
+    /// ```
+    public func snapshot<T>(_ body: (EventLog) throws -> T) throws -> T {
+        try read { try body(self) }
     }
 
     /// Writes the projection rows still pending in memory, if any. A daemon

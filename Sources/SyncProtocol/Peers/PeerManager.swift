@@ -65,6 +65,8 @@ public struct PeerManager: Sendable {
         public var replicaID: String?
         public var openedAt: Milliseconds
         public var lastHeardAt: Milliseconds
+        /// A close was asked for; the shell has not said it is gone yet.
+        public var closing = false
     }
 
     public let configuration: Configuration
@@ -127,6 +129,7 @@ public struct PeerManager: Sendable {
             targets[dialed] = target
         }
         if connections.count > configuration.maxConnections {
+            connections[id]?.closing = true
             return [.close(id, reason: "too many connections (\(configuration.maxConnections))")]
         }
         return []
@@ -146,11 +149,13 @@ public struct PeerManager: Sendable {
         }
         if peerID == replicaID {
             if let dialed = connection.dialed { targets[dialed]?.state = .retired }
+            connections[id]?.closing = true
             return [.close(id, reason: "this address is this node itself")]
         }
-        let twins = connections.values.filter { $0.replicaID == peerID && $0.id != id }
+        let twins = connections.values.filter { $0.replicaID == peerID && $0.id != id && !$0.closing }
         guard let twin = twins.first else { return [] }
         let loser = preferred(connection, twin).id == id ? twin.id : id
+        connections[loser]?.closing = true
         return [.close(loser, reason: "duplicate connection to \(peerID)")]
     }
 
@@ -180,7 +185,8 @@ public struct PeerManager: Sendable {
     public mutating func tick(now: Milliseconds) -> [Directive] {
         var directives: [Directive] = []
         for connection in connections.values.sorted(by: { $0.id < $1.id })
-        where now - connection.lastHeardAt > configuration.deadAfterMs {
+        where !connection.closing && now - connection.lastHeardAt > configuration.deadAfterMs {
+            connections[connection.id]?.closing = true
             directives.append(.close(connection.id, reason: "peer silent for \(now - connection.lastHeardAt) ms"))
         }
         let connectedReplicas = Set(connections.values.compactMap(\.replicaID))
@@ -193,11 +199,12 @@ public struct PeerManager: Sendable {
         outbound += targets.values.filter { $0.state == .dialing }.count
         if let rotateEvery = configuration.rotateEveryMs, !due.isEmpty, outbound >= configuration.maxOutbound,
             now - lastRotationAt >= rotateEvery,
-            let oldest = connections.values.filter({ $0.dialed != nil }).min(by: {
+            let oldest = connections.values.filter({ $0.dialed != nil && !$0.closing }).min(by: {
                 ($0.openedAt, $0.id) < ($1.openedAt, $1.id)
             })
         {
             lastRotationAt = now
+            connections[oldest.id]?.closing = true
             directives.append(.close(oldest.id, reason: "rotating to another peer"))
         }
         for target in due where outbound < configuration.maxOutbound && connections.count < configuration.maxConnections
@@ -207,6 +214,34 @@ public struct PeerManager: Sendable {
             directives.append(.dial(target.address))
         }
         return directives
+    }
+
+    /// When `tick` next has something to do (close a silent connection,
+    /// dial an address whose time came, rotate), or `nil` when only a new
+    /// input can change anything. The shell sleeps until then.
+    public var nextDeadline: Milliseconds? {
+        var deadline: Milliseconds?
+        func consider(_ time: Milliseconds) { deadline = min(deadline ?? time, time) }
+        for connection in connections.values where !connection.closing {
+            consider(connection.lastHeardAt + configuration.deadAfterMs + 1)
+        }
+        let connectedReplicas = Set(connections.values.compactMap(\.replicaID))
+        let earliestDial = targets.values.filter { target in
+            target.state == .waiting && !(target.replicaID.map(connectedReplicas.contains) ?? false)
+        }.map(\.nextDialAt).min()
+        if let earliestDial {
+            let outbound =
+                connections.values.filter { $0.dialed != nil }.count
+                + targets.values.filter { $0.state == .dialing }.count
+            if outbound < configuration.maxOutbound && connections.count < configuration.maxConnections {
+                consider(earliestDial)
+            } else if let rotateEvery = configuration.rotateEveryMs, outbound >= configuration.maxOutbound,
+                connections.values.contains(where: { $0.dialed != nil && !$0.closing })
+            {
+                consider(max(earliestDial, lastRotationAt + rotateEvery))
+            }
+        }
+        return deadline
     }
 
     /// Of two connections to one replica, the one both ends keep: the one

@@ -123,7 +123,7 @@ public struct Handshake: Sendable {
             return [.send(Frame(type: .handshakeInit, body: writer.bytes))]
         case .awaitingInit:
             return []
-        default:
+        case .awaitingReply, .awaitingFinish, .established, .failed:
             return fail(.misuse, "start() called in state \(state)")
         }
     }
@@ -144,7 +144,9 @@ public struct Handshake: Sendable {
             return receiveReply(frame.body)
         case (.awaitingFinish(let expectedProof, let keys), .handshakeFinish):
             return receiveFinish(frame.body, expectedProof: expectedProof, keys: keys)
-        default:
+        case (.ready, _), (.awaitingInit, .handshakeReply), (.awaitingInit, .handshakeFinish), (.awaitingInit, .sealed),
+            (.awaitingReply, .handshakeInit), (.awaitingReply, .handshakeFinish), (.awaitingReply, .sealed),
+            (.awaitingFinish, .handshakeInit), (.awaitingFinish, .handshakeReply), (.awaitingFinish, .sealed):
             return fail(
                 .unexpectedFrame, "unexpected \(frame.type) frame in state \(state)",
                 reject: "unexpected \(frame.type) frame during the handshake")

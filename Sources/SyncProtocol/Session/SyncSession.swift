@@ -6,20 +6,21 @@ import Replica
 ///
 /// ```swift
 /// var session = SyncSession(hello: mine, configuration: .init())
-/// run(session.start(localCursor: try log.cursor()))
+/// run(session.start(localCursor: cursor))
 /// run(session.receive(message))          // for each message from the peer
 /// run(session.localCursorChanged(c))     // after any append or ingest
 /// run(session.eventsRead(page))          // answering .readEvents
-/// run(session.ingested(batchID: 7, cursor: try log.cursor()))  // answering .ingest
+/// run(session.ingested(batchID: 7, cursor: cursor, batchFeeds: feeds))  // answering .ingest
 /// run(session.tick())                    // every anti-entropy interval
-/// session.localStateComputed(report)      // after hashing the log; sent with the next cursor
+/// session.localStateComputed(report)     // after hashing the log; sent with the next cursor
 /// ```
 ///
 /// What the peer lacks is known from cursors: its reported heads, raised by
 /// every ack and by every batch it sends us (it holds what it sends). Events
 /// go per feed in seq order, in batches bounded by count and bytes, with at
 /// most `window` batches unacknowledged so that the receiver's memory stays
-/// bounded.
+/// bounded. Everything that exists only while the two sides sync lives in
+/// ``Syncing``, inside `State.syncing`.
 public struct SyncSession: Sendable {
     public struct Configuration: Sendable {
         /// Most events in one batch.
@@ -40,7 +41,7 @@ public struct SyncSession: Sendable {
     public enum Directive: Hashable, Sendable {
         case send(Message)
         /// Read up to `maxEvents` / about `maxBytes` of events of these
-        /// ranges, feed by feed in seq order, and answer with `eventsRead`.
+        /// ranges, in canonical order across feeds, and answer with `eventsRead`.
         case readEvents(ranges: [FeedRange], maxEvents: Int, maxBytes: Int)
         /// Ingest the batch in one transaction and answer with `ingested`.
         case ingest(EventBatch)
@@ -52,12 +53,26 @@ public struct SyncSession: Sendable {
         case close(reason: String)
     }
 
-    enum State: Sendable {
+    enum State: Sendable, CustomStringConvertible {
+        /// Before `start`.
         case idle
+        /// Our hello and cursor are out; the peer's hello is next.
         case awaitingHello
+        /// The peer said who it is; its first cursor is next.
         case awaitingCursor(peer: Hello)
-        case syncing(peer: Hello)
+        /// Both cursors are known: events flow.
+        case syncing(Syncing)
         case closed(reason: String)
+
+        var description: String {
+            switch self {
+            case .idle: "idle"
+            case .awaitingHello: "awaitingHello"
+            case .awaitingCursor(let peer): "awaitingCursor(peer: \(peer.replicaID))"
+            case .syncing(let syncing): "syncing(peer: \(syncing.peer.replicaID))"
+            case .closed(let reason): "closed(\(reason))"
+            }
+        }
     }
 
     public let configuration: Configuration
@@ -66,25 +81,8 @@ public struct SyncSession: Sendable {
     private var localCursor = VectorCursor()
     /// Our cursor as last sent, to send only what changed.
     private var advertised = VectorCursor()
-    /// What the peer holds, as far as we know.
-    private var peerHeads = VectorCursor()
-    /// Highest seq sent per feed (never below `peerHeads`).
-    private var sentHeads = VectorCursor()
-    /// Where we last rewound a feed to the peer's report, so a feed the peer
-    /// cannot take (a quarantined event) is re-sent once, not every round.
-    private var rewoundAt: [FeedID: UInt64] = [:]
-    /// Without live push: our cursor when the peer's last cursor arrived,
-    /// the most a round may send.
-    private var roundLimit = VectorCursor()
-    private var readPending = false
-    private var unacknowledged = 0
-    private var nextBatchID: UInt64 = 1
-    private var receivedBatchIDs: UInt64 = 0
-    /// Our latest state summary and the one last sent.
+    /// Our latest state summary.
     private var localState: StateReport?
-    private var sentState: StateReport?
-    /// The peer's latest `state` message and the cursor it describes.
-    public private(set) var peerState: StateReport?
 
     public init(hello: Hello, configuration: Configuration = Configuration()) {
         self.hello = hello
@@ -94,7 +92,8 @@ public struct SyncSession: Sendable {
     /// The peer, once its hello arrived.
     public var peer: Hello? {
         switch state {
-        case .awaitingCursor(let peer), .syncing(let peer): peer
+        case .awaitingCursor(let peer): peer
+        case .syncing(let syncing): syncing.peer
         case .idle, .awaitingHello, .closed: nil
         }
     }
@@ -105,29 +104,51 @@ public struct SyncSession: Sendable {
         return false
     }
 
+    /// What the peer holds as far as we know; empty before its first cursor.
+    private var peerHeads: VectorCursor {
+        if case .syncing(let syncing) = state { return syncing.peerHeads }
+        return VectorCursor()
+    }
+
     /// How many events the peer holds that we lack, and the reverse, from
     /// cursors alone.
     public var progress: (toReceive: UInt64, toSend: UInt64) {
-        (localCursor.missingCount(from: peerHeads), peerHeads.missingCount(from: localCursor))
+        let peerHeads = peerHeads
+        return (localCursor.missingCount(from: peerHeads), peerHeads.missingCount(from: localCursor))
+    }
+
+    /// The peer's latest `state` message and the cursor it describes.
+    public var peerState: StateReport? {
+        if case .syncing(let syncing) = state { return syncing.peerState }
+        return nil
     }
 
     /// True when the peer's last reported state describes the cursor we now
     /// know it holds (no ack, batch or cursor has moved it since).
-    public var peerStateIsCurrent: Bool { peerState.map { $0.cursor == peerHeads } ?? false }
+    public var peerStateIsCurrent: Bool {
+        guard case .syncing(let syncing) = state, let report = syncing.peerState else { return false }
+        return report.cursor == syncing.peerHeads
+    }
 
     /// Opens the session: our hello and our whole cursor.
     public mutating func start(localCursor: VectorCursor) -> [Directive] {
-        guard case .idle = state else { return fail("start in state \(state)") }
-        self.localCursor = localCursor
-        advertised = localCursor
-        state = .awaitingHello
-        return [.send(.hello(hello)), .send(.cursor(localCursor))]
+        switch state {
+        case .idle:
+            self.localCursor = localCursor
+            advertised = localCursor
+            state = .awaitingHello
+            return [.send(.hello(hello)), .send(.cursor(localCursor))]
+        case .awaitingHello, .awaitingCursor, .syncing, .closed:
+            return fail("start in state \(state)")
+        }
     }
 
     public mutating func receive(_ message: Message) -> [Directive] {
         switch (state, message) {
         case (.closed, _):
             return []
+        case (.idle, _):
+            return fail("unexpected \(message.name) in state \(state)")
         case (_, .goodbye(let reason)):
             state = .closed(reason: "peer said goodbye: \(reason)")
             return [.close(reason: "peer said goodbye: \(reason)")]
@@ -141,33 +162,43 @@ public struct SyncSession: Sendable {
             state = .awaitingCursor(peer: peer)
             return [.identified(peer)]
         case (.awaitingCursor(let peer), .cursor(let heads)):
-            state = .syncing(peer: peer)
-            return stateIfDue() + peerReported(heads)
-        case (.syncing, .cursor(let heads)):
-            return peerReported(heads)
+            var syncing = Syncing(peer: peer)
+            let stateDirectives = syncing.stateIfDue(localState, advertised: advertised)
+            let directives = syncing.peerReported(heads, localCursor: localCursor, configuration: configuration)
+            state = .syncing(syncing)
+            return stateDirectives + directives
+        case (.syncing(var syncing), .cursor(let heads)):
+            state = .idle  // so that `syncing` is the only copy while it changes
+            defer { state = .syncing(syncing) }
+            return syncing.peerReported(heads, localCursor: localCursor, configuration: configuration)
         case (.awaitingCursor, .peers(let adverts)), (.syncing, .peers(let adverts)):
             return [.learned(adverts)]
-        case (.syncing, .events(let batch)):
-            guard batch.batchID == receivedBatchIDs + 1 else {
-                return fail("batch \(batch.batchID) out of order, expected \(receivedBatchIDs + 1)")
+        case (.syncing(var syncing), .events(let batch)):
+            guard batch.batchID == syncing.receivedBatchIDs + 1 else {
+                return fail("batch \(batch.batchID) out of order, expected \(syncing.receivedBatchIDs + 1)")
             }
-            receivedBatchIDs = batch.batchID
-            // The peer holds what it sends: never send it back.
-            for (feed, head) in batch.heads.heads where head > peerHeads[feed] {
-                peerHeads[feed] = head
-                if head > sentHeads[feed] { sentHeads[feed] = head }
-            }
+            state = .idle
+            syncing.received(batch)
+            state = .syncing(syncing)
             return [.ingest(batch)]
-        case (.syncing, .state(let summary)):
+        case (.syncing(var syncing), .state(let summary)):
             // The sender's cursor messages so far describe what it held.
-            peerState = StateReport(summary: summary, cursor: peerHeads)
+            syncing.peerState = StateReport(summary: summary, cursor: syncing.peerHeads)
+            state = .syncing(syncing)
             return []
-        case (.syncing, .ack(let batchID, let heads)):
-            guard batchID < nextBatchID, unacknowledged > 0 else { return fail("ack for unsent batch \(batchID)") }
-            unacknowledged -= 1
-            raisePeerHeads(heads)
-            return pump()
-        default:
+        case (.syncing(var syncing), .ack(let batchID, let heads)):
+            guard batchID < syncing.nextBatchID, syncing.unacknowledged > 0 else {
+                return fail("ack for unsent batch \(batchID)")
+            }
+            state = .idle
+            defer { state = .syncing(syncing) }
+            syncing.unacknowledged -= 1
+            syncing.raisePeerHeads(heads)
+            return syncing.pump(localCursor: localCursor, configuration: configuration)
+        case (.awaitingHello, .cursor), (.awaitingHello, .events), (.awaitingHello, .ack),
+            (.awaitingHello, .peers), (.awaitingHello, .state),
+            (.awaitingCursor, .hello), (.awaitingCursor, .events), (.awaitingCursor, .ack),
+            (.awaitingCursor, .state), (.syncing, .hello):
             return fail("unexpected \(message.name) in state \(state)")
         }
     }
@@ -175,104 +206,62 @@ public struct SyncSession: Sendable {
     /// Our log changed (a local append, or events from any peer).
     public mutating func localCursorChanged(_ cursor: VectorCursor) -> [Directive] {
         localCursor = cursor
-        guard configuration.livePush else { return [] }
-        return pump()
+        guard configuration.livePush, case .syncing(var syncing) = state else { return [] }
+        state = .idle
+        defer { state = .syncing(syncing) }
+        return syncing.pump(localCursor: localCursor, configuration: configuration)
     }
 
     /// The shell read the events a `.readEvents` asked for.
     public mutating func eventsRead(_ events: [Event]) -> [Directive] {
-        guard case .syncing = state, readPending else { return [] }
-        readPending = false
-        var fresh: [Event] = []
-        for event in events where event.seq > sentHeads[event.feed] {
-            guard event.seq == sentHeads[event.feed] + 1 else { break }
-            sentHeads[event.feed] = event.seq
-            fresh.append(event)
-        }
-        guard !fresh.isEmpty else { return pump() }
-        let batch = EventBatch(batchID: nextBatchID, events: fresh)
-        nextBatchID += 1
-        unacknowledged += 1
-        return [.send(.events(batch))] + pump()
+        guard case .syncing(var syncing) = state, syncing.readPending else { return [] }
+        state = .idle
+        defer { state = .syncing(syncing) }
+        return syncing.eventsRead(events, localCursor: localCursor, configuration: configuration)
     }
 
     /// The shell ingested a batch the peer sent; `cursor` is ours after it.
     public mutating func ingested(batchID: UInt64, cursor: VectorCursor, batchFeeds: [FeedID]) -> [Directive] {
-        guard case .syncing = state else { return [] }
+        guard isSyncing else { return [] }
         var heads = VectorCursor()
         for feed in batchFeeds { heads[feed] = cursor[feed] }
-        var directives: [Directive] = [.send(.ack(batchID: batchID, heads: heads))]
-        directives += localCursorChanged(cursor)
-        return directives
+        return [.send(.ack(batchID: batchID, heads: heads))] + localCursorChanged(cursor)
     }
 
     /// The anti-entropy timer: say what changed in our cursor since we last
     /// said it (an empty cursor message when nothing did), then our state
     /// summary if it is new and describes that cursor.
     public mutating func tick() -> [Directive] {
-        guard case .syncing = state else { return [] }
+        guard case .syncing(var syncing) = state else { return [] }
         var changed = VectorCursor()
         for (feed, head) in localCursor.heads where head != advertised[feed] { changed[feed] = head }
         advertised = localCursor
-        return [.send(.cursor(changed))] + stateIfDue()
+        let directives = [.send(.cursor(changed))] + syncing.stateIfDue(localState, advertised: advertised)
+        state = .syncing(syncing)
+        return directives
     }
 
-    /// The shell hashed the log: `report` goes to the peer right after the
-    /// next cursor message that reports `report.cursor`, once.
-    public mutating func localStateComputed(_ report: StateReport) {
+    /// The shell hashed the log: `report` goes to the peer once, as soon as
+    /// our cursor messages have reported `report.cursor` (now, or right
+    /// after the next cursor message that does).
+    @discardableResult
+    public mutating func localStateComputed(_ report: StateReport) -> [Directive] {
         localState = report
-    }
-
-    /// Our state summary, when the peer has not had it and our cursor
-    /// messages so far report exactly the cursor it describes.
-    private mutating func stateIfDue() -> [Directive] {
-        guard let localState, localState != sentState, localState.cursor == advertised else { return [] }
-        sentState = localState
-        return [.send(.state(localState.summary))]
+        guard case .syncing(var syncing) = state else { return [] }
+        state = .idle
+        defer { state = .syncing(syncing) }
+        return syncing.stateIfDue(report, advertised: advertised)
     }
 
     /// Ends the session from our side.
     public mutating func close(reason: String) -> [Directive] {
-        if case .closed = state { return [] }
-        state = .closed(reason: reason)
-        return [.send(.goodbye(reason: reason)), .close(reason: reason)]
-    }
-
-    private mutating func peerReported(_ heads: VectorCursor) -> [Directive] {
-        roundLimit = localCursor
-        for (feed, head) in heads.heads {
-            peerHeads[feed] = head
-            if head > sentHeads[feed] {
-                sentHeads[feed] = head
-            } else if head < sentHeads[feed], unacknowledged == 0, rewoundAt[feed] != head {
-                // Sent and acknowledged, yet not held: send again, once per position.
-                rewoundAt[feed] = head
-                sentHeads[feed] = head
-            }
+        switch state {
+        case .closed:
+            return []
+        case .idle, .awaitingHello, .awaitingCursor, .syncing:
+            state = .closed(reason: reason)
+            return [.send(.goodbye(reason: reason)), .close(reason: reason)]
         }
-        return pump()
-    }
-
-    private mutating func raisePeerHeads(_ heads: VectorCursor) {
-        for (feed, head) in heads.heads where head > peerHeads[feed] {
-            peerHeads[feed] = head
-            if head > sentHeads[feed] { sentHeads[feed] = head }
-        }
-    }
-
-    /// Asks for the next batch when the window allows and the peer lacks something.
-    private mutating func pump() -> [Directive] {
-        guard case .syncing = state, !readPending, unacknowledged < configuration.window else { return [] }
-        var ranges: [FeedRange] = []
-        for (feed, head) in localCursor.heads {
-            let limit = configuration.livePush ? head : min(head, roundLimit[feed])
-            let sent = sentHeads[feed]
-            if limit > sent { ranges.append(FeedRange(feed: feed, seqs: (sent + 1)...limit)) }
-        }
-        guard !ranges.isEmpty else { return [] }
-        ranges.sort { $0.feed < $1.feed }
-        readPending = true
-        return [.readEvents(ranges: ranges, maxEvents: configuration.batchEvents, maxBytes: configuration.batchBytes)]
     }
 
     private mutating func fail(_ reason: String) -> [Directive] {

@@ -14,8 +14,10 @@ public struct FrameDecoder: Sendable {
     private var buffer: [UInt8] = []
     private var start = 0
     private var failure: WireError?
-    /// The largest frame accepted (type byte and body).
-    public let maximumSize: Int
+    /// The largest frame accepted (type byte and body). A shell raises it
+    /// once the handshake is done; bytes already buffered are judged by
+    /// the limit in force when their frame is taken out.
+    public var maximumSize: Int
 
     public init(maximumSize: Int = Frame.maximumSize) {
         self.maximumSize = maximumSize

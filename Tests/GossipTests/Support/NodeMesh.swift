@@ -21,14 +21,36 @@ final class TestWallClock: Sendable {
     }
 }
 
+/// Every log record a node emitted, collected from the node's `Sendable` logger.
+final class LogRecords: Sendable {
+    private let records = Mutex<[LogRecord]>([])
+
+    func append(_ record: LogRecord) { records.withLock { $0.append(record) } }
+    var all: [LogRecord] { records.withLock { $0 } }
+}
+
 /// Real `SyncNode`s over SQLite files in a temporary directory, joined by
 /// in-memory links: messages go one at a time in the order they were sent,
-/// and every delivery moves the shared `now` by `msPerMessage`.
+/// every delivery moves the shared `now` by `msPerMessage`, and storage
+/// work is done at once (`DirectStorage`).
 final class NodeMesh {
-    struct Member {
+    final class Member {
         let log: EventLog
-        let node: SyncNode
+        var node: SyncNode
         let wallClock: TestWallClock
+
+        init(log: EventLog, node: SyncNode, wallClock: TestWallClock) {
+            self.log = log
+            self.node = node
+            self.wallClock = wallClock
+        }
+
+        /// Gives the node an input; its storage work is done at once, and
+        /// the network effects are returned.
+        func input(_ body: (inout SyncNode) -> [SyncNode.Effect], now: Milliseconds) -> [SyncNode.Effect] {
+            let effects = body(&node)
+            return DirectStorage.carryOut(effects, node: &node, log: log, now: now)
+        }
     }
 
     /// One message on its way: to whom, on which of its connections.
@@ -40,10 +62,9 @@ final class NodeMesh {
 
     let directory: TemporaryDirectory
     private(set) var members: [String: Member] = [:]
+    private var records: [String: LogRecords] = [:]
     /// Per node, every message it sent, in order.
     private(set) var sent: [String: [Message]] = [:]
-    /// Per node, every log record it emitted.
-    private(set) var logs: [String: [LogRecord]] = [:]
     private var links: [(String, String)] = []
     private var queue: [Delivery] = []
     var now: Milliseconds = 0
@@ -66,10 +87,11 @@ final class NodeMesh {
             let log = try EventLog.create(at: directory.path("\(name).db"), replicaID: name, options: options)
             var configuration = SyncNode.Configuration(hello: Hello(replicaID: name, listenPort: 4100))
             configure(&configuration)
-            let node = try SyncNode(log: log, configuration: configuration) { [unowned self] record in
-                logs[name, default: []].append(record)
-            }
-            members[name] = Member(log: log, node: node, wallClock: clock)
+            let logs = LogRecords()
+            let node = SyncNode(configuration: configuration, cursor: try log.cursor()) { logs.append($0) }
+            let member = Member(log: log, node: node, wallClock: clock)
+            records[name] = logs
+            members[name] = member
         }
     }
 
@@ -89,15 +111,17 @@ final class NodeMesh {
             let id = ConnectionID(links.count)
             let address = PeerAddress(host: acceptor, port: 4100)
             self[dialer].node.addPeer(address, source: .configured, replicaID: acceptor, now: now)
-            enqueue(self[dialer].node.connectionOpened(id, dialed: address, now: now), from: dialer)
-            enqueue(self[acceptor].node.connectionOpened(id, dialed: nil, now: now), from: acceptor)
+            let now = now
+            enqueue(self[dialer].input({ $0.connectionOpened(id, dialed: address, now: now) }, now: now), from: dialer)
+            enqueue(self[acceptor].input({ $0.connectionOpened(id, dialed: nil, now: now) }, now: now), from: acceptor)
         }
         deliverAll()
     }
 
     /// Every node's timer at `now`, then every delivery that follows.
     func tick() {
-        for name in members.keys.sorted() { enqueue(self[name].node.tick(now: now), from: name) }
+        let now = now
+        for name in members.keys.sorted() { enqueue(self[name].input({ $0.tick(now: now) }, now: now), from: name) }
         deliverAll()
     }
 
@@ -106,15 +130,21 @@ final class NodeMesh {
         for index in 0..<count {
             try self[name].log.append(NewEvent(item: "\(name)-\(index)", .created(name: "x", quantity: 1)))
         }
-        enqueue(self[name].node.localChanged(now: now), from: name)
+        try localChanged(on: name)
         deliverAll()
     }
 
     /// Stores events as if `name` had them from elsewhere, and tells its node.
     func ingest(_ events: [Event], on name: String) throws {
         try self[name].log.ingest(events)
-        enqueue(self[name].node.localChanged(now: now), from: name)
+        try localChanged(on: name)
         deliverAll()
+    }
+
+    /// Tells `name`'s node that its log changed (as its storage would).
+    func localChanged(on name: String) throws {
+        let (cursor, now) = (try self[name].log.cursor(), now)
+        enqueue(self[name].input({ $0.localChanged(cursor: cursor, now: now) }, now: now), from: name)
     }
 
     /// The `state` messages `name` sent so far.
@@ -126,7 +156,7 @@ final class NodeMesh {
     }
 
     func records(_ message: String, of name: String) -> [LogRecord] {
-        (logs[name] ?? []).filter { $0.message == message }
+        (records[name]?.all ?? []).filter { $0.message == message }
     }
 
     private func enqueue(_ effects: [SyncNode.Effect], from name: String) {
@@ -146,10 +176,8 @@ final class NodeMesh {
             }
             longestRun = max(longestRun, run.count)
             now += msPerMessage
-            let effects =
-                run.count == 1
-                ? self[delivery.to].node.received(delivery.message, on: delivery.connection, now: now)
-                : self[delivery.to].node.received(run, on: delivery.connection, now: now)
+            let (now, connection) = (now, delivery.connection)
+            let effects = self[delivery.to].input({ $0.received(run, on: connection, now: now) }, now: now)
             enqueue(effects, from: delivery.to)
         }
     }

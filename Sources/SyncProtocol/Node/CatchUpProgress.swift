@@ -1,5 +1,3 @@
-import SyncProtocol
-
 /// One session's backlog, for the "catching up" log lines: from the moment
 /// the peer is seen to hold events we lack until we hold them all.
 ///
@@ -81,7 +79,7 @@ struct CatchUpProgress: Sendable {
 
 extension SyncNode {
     /// Logs a session's catch-up progress: what `received` brought and what is left.
-    func observeCatchUp(on id: ConnectionID, received: Int, now: Milliseconds) {
+    mutating func observeCatchUp(on id: ConnectionID, received: Int, now: Milliseconds) {
         guard let session = sessions[id], let peer = session.peer else { return }
         var progress = catchUps[id] ?? CatchUpProgress(peer: peer.replicaID)
         if let record = progress.observe(received: received, remaining: session.progress.toReceive, now: now) {

@@ -1,4 +1,4 @@
-import Gossip
+import SyncProtocol
 import Testing
 
 @Suite struct LatencyHistogramTests {

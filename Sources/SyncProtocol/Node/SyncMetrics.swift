@@ -32,6 +32,11 @@ public struct SyncMetrics: Sendable, Hashable {
     public var peersConnected = 0
     /// Connections that ended before their handshake finished.
     public var handshakeFailures = 0
+    /// Connections in the handshake now.
+    public var connectionsPending = 0
+    /// Connections refused before their session started, per reason
+    /// (`too_many_handshakes`, `handshake_deadline`, `bad_frame`, …).
+    public var connectionsRefused: [String: Int] = [:]
     /// Events connected peers hold that this node lacks, summed over sessions.
     public var syncLagEvents: UInt64 = 0
     /// Per event stored from a peer: its arrival time minus its `time_ms`,

@@ -1,5 +1,4 @@
 import PeerNet
-import SyncProtocol
 
 /// One known peer as `peerd peers` shows it: how it was found, where it
 /// is, whether it is connected, and how far apart the two replicas are.

@@ -34,7 +34,7 @@ extension SyncNode {
     /// Counts what one ingest from a peer did. Latency is each stored
     /// event's arrival time (the log's wall clock, `EventLog.Options.wallClock`)
     /// minus its `time_ms`.
-    func record(_ report: IngestReport) {
+    mutating func record(_ report: IngestReport, from peer: String) {
         counters.eventsIngested += report.stored.count
         counters.duplicatesIgnored += report.duplicates
         counters.eventsRejectedGap += report.gaps.reduce(0) { $0 + $1.rejectedCount }
@@ -46,6 +46,19 @@ extension SyncNode {
         for stored in report.stored {
             let lagMs = max(0, stored.arrivalTimeMs - stored.event.timeMs)
             counters.syncLatency.record(seconds: Double(lagMs) / 1_000)
+        }
+        for fork in report.forks {
+            emit(LogRecord(.warning, "fork quarantined", [("peer", peer), ("detail", fork.description)]))
+        }
+        for gap in report.gaps {
+            emit(LogRecord(.info, "gap rejected", [("peer", peer), ("detail", gap.description)]))
+        }
+        for invalid in report.invalid {
+            emit(LogRecord(.warning, "invalid event quarantined", [("peer", peer), ("detail", invalid.description)]))
+        }
+        for (origin, skew) in report.clockSkewMs.sorted(by: { $0.key < $1.key }) {
+            emit(LogRecord(.warning, "clock far ahead", [("origin", origin), ("ahead_ms", "\(skew)")]))
+            clockSkewMs[origin] = max(clockSkewMs[origin] ?? 0, skew)
         }
     }
 }

@@ -1,7 +1,7 @@
 import SyncProtocol
 import Testing
 
-@testable import Gossip
+@testable import SyncProtocol
 
 @Suite struct CatchUpProgressTests {
     func field(_ record: LogRecord?, _ key: String) -> String? {

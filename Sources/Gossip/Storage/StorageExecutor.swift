@@ -1,0 +1,296 @@
+import Dispatch
+import Foundation
+import Lifecycle
+import Replica
+import SyncProtocol
+import Synchronization
+
+/// The one owner of a replica's event log while a node runs, as GRDB's
+/// `SerializedDatabase` owns its connection: every write (local appends,
+/// ingests from peers, projection rows) runs on one serial writer queue,
+/// and reads for peers run on two reader queues of their own, each with its
+/// own connection to the file (WAL readers never wait for the writer). The
+/// network never waits for any of them: work goes in with a completion,
+/// and the answer comes back on the executor's queue.
+///
+/// - `live` reads (a few events: live pushes) never queue behind `bulk`
+///   ones (catch-up pages, the state hash), so a long catch-up to one peer
+///   does not delay live events to the others.
+/// - A storage fault (a damaged file, a full disk, an I/O error) makes the
+///   replica `degraded` (`health`) and is logged once; the network retries
+///   the failed work now and then, never in a loop.
+/// - Commits by other processes (an offline `peerd item`) are noticed
+///   through inotify on the data directory, without polling.
+///
+/// ```swift
+/// let storage = try StorageExecutor(path: "/var/lib/peerd/replica.db", logger: log)
+/// storage.observe { change in print(change.cursor) }
+/// let stored = try storage.write { try $0.append(NewEvent(item: "i1", .created(name: "Bolts", quantity: 5))) }
+/// storage.close()
+/// ```
+///
+/// `@unchecked Sendable`: each `EventLog` is used on its own queue only
+/// (`writer` for `log`, each lane's queue for its log); `observers` and
+/// `health` are guarded by mutexes.
+public final class StorageExecutor: Service, @unchecked Sendable {
+    /// A commit that moved the cursor.
+    public struct Change: Sendable {
+        public enum Origin: Sendable {
+            /// `write` in this process (an HTTP request, an app).
+            case local
+            /// A `.store` for a peer.
+            case ingest
+            /// Another process committed to the file.
+            case external
+        }
+
+        public var origin: Origin
+        /// The cursor after the commit.
+        public var cursor: VectorCursor
+        /// Events the commit stored.
+        public var storedCount: Int
+        /// For an ingest, the events it stored, in arrival order.
+        public var stored: [StoredEvent] = []
+    }
+
+    public let name = "storage"
+    /// The path of the database file.
+    public let path: String
+    public let replicaID: String
+    private let log: EventLog
+    private let writer = DispatchQueue(label: "peersync.storage.writer")
+    private let live: ReaderLane
+    private let bulk: ReaderLane
+    private let logger: @Sendable (LogRecord) -> Void
+    private let observers = Mutex<[@Sendable (Change) -> Void]>([])
+    private let healthState = Mutex(StorageHealth())
+    private let closed = Atomic<Bool>(false)
+    private var externalWrites: ExternalWrites?
+    /// The writer's cursor after its last commit (writer queue only).
+    private var cursorAfterLastCommit: VectorCursor
+    /// `PRAGMA data_version` at the last look (writer queue only).
+    private var dataVersion: Int64
+
+    /// Reads of at most this many events go to the live lane.
+    static let liveReadEvents = 512
+
+    /// Opens the log at `path` (migrating an older schema) and two readers of it.
+    public init(
+        path: String, options: EventLog.Options = EventLog.Options(),
+        logger: @escaping @Sendable (LogRecord) -> Void = { _ in }
+    ) throws {
+        self.path = path
+        self.logger = logger
+        log = try EventLog.open(at: path, options: options)
+        replicaID = log.replicaID
+        live = ReaderLane(name: "live", log: try EventLog.open(at: path, options: options))
+        bulk = ReaderLane(name: "bulk", log: try EventLog.open(at: path, options: options))
+        cursorAfterLastCommit = try log.cursor()
+        dataVersion = try log.externalChangeCounter()
+        externalWrites = ExternalWrites(databasePath: path) { [weak self] in self?.checkExternalWrites() }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Whether the database works; see `StorageHealth`.
+    public var health: StorageHealth { healthState.withLock { $0 } }
+
+    /// Calls `observer` (on the writer's queue) after every commit that
+    /// moved the cursor: local, for a peer, or by another process.
+    public func observe(_ observer: @escaping @Sendable (Change) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// Runs `body` with the log on the writer's queue and waits for it.
+    /// A commit in it that moves the cursor reaches the observers (the sync
+    /// node pushes it to the peers at once).
+    public func write<T>(_ body: (EventLog) throws -> T) throws -> T {
+        try writer.sync {
+            do {
+                let result = try body(log)
+                noteCommit(origin: .local)
+                recovered()
+                return result
+            } catch {
+                noteFailure(error)
+                throw error
+            }
+        }
+    }
+
+    /// The cursor as of the last commit this executor saw.
+    public func cursor() -> VectorCursor {
+        writer.sync { cursorAfterLastCommit }
+    }
+
+    // MARK: - Work for a sync node (answers on the executor's queues)
+
+    /// A page of events for a peer; `.live` lane for a few events, else `.bulk`.
+    func read(
+        _ ranges: [FeedRange], maxEvents: Int, maxBytes: Int,
+        completion: @escaping @Sendable (Result<[Event], StorageFailure>) -> Void
+    ) {
+        let wanted = ranges.reduce(0) { $0 + Int(clamping: $1.seqs.count) }
+        let lane = min(wanted, maxEvents) <= Self.liveReadEvents ? live : bulk
+        lane.run { log in
+            let page = LogStorage.read(log, ranges: ranges, maxEvents: maxEvents, maxBytes: maxBytes)
+            if case .failure(let failure) = page { self.noteFailure(failure, what: "read events") }
+            completion(page)
+        }
+    }
+
+    /// Ingests batches from a peer in one transaction.
+    func store(_ batches: [EventBatch], completion: @escaping @Sendable (Result<StoreOutcome, StorageFailure>) -> Void)
+    {
+        writer.async { [self] in
+            guard !closed.load(ordering: .acquiring) else {
+                return completion(.failure(StorageFailure("the replica is shutting down")))
+            }
+            let outcome = LogStorage.store(log, batches)
+            switch outcome {
+            case .success(let done):
+                cursorAfterLastCommit = done.cursor
+                dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
+                recovered()
+                if !done.report.stored.isEmpty {
+                    notify(
+                        Change(
+                            origin: .ingest, cursor: done.cursor, storedCount: done.report.stored.count,
+                            stored: done.report.stored))
+                }
+            case .failure(let failure):
+                noteFailure(failure, what: "store events")
+            }
+            completion(outcome)
+        }
+    }
+
+    /// The state summary and its cursor, on the bulk lane.
+    func computeState(completion: @escaping @Sendable (Result<StateReport, StorageFailure>) -> Void) {
+        bulk.run { log in
+            let report = LogStorage.computeState(log)
+            if case .failure(let failure) = report { self.noteFailure(failure, what: "hash the state") }
+            completion(report)
+        }
+    }
+
+    /// Writes the projection rows still pending, on the writer.
+    func writePendingProjections() {
+        writer.async { [self] in
+            guard !closed.load(ordering: .acquiring) else { return }
+            if let failure = LogStorage.writePendingProjections(log) {
+                noteFailure(failure, what: "write projections")
+            }
+        }
+    }
+
+    /// Serves until its task is cancelled, then closes (a group stops it
+    /// last, after everything that writes through it).
+    public func run() async throws {
+        await Cancellation.wait()
+        close()
+    }
+
+    /// Stops watching for other processes, writes the pending projection
+    /// rows and waits for the work in flight. Safe to call more than once.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        externalWrites?.stop()
+        writer.sync {
+            if let failure = LogStorage.writePendingProjections(log) {
+                logger(LogRecord(.error, "cannot write projections", [("error", failure.message)]))
+            }
+        }
+        live.drain()
+        bulk.drain()
+    }
+
+    // MARK: - Writer queue
+
+    /// After a commit: the observers hear of a cursor that moved.
+    private func noteCommit(origin: Change.Origin) {
+        guard let cursor = try? log.cursor() else { return }
+        dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
+        guard cursor != cursorAfterLastCommit else { return }
+        let stored = Int(clamping: cursorAfterLastCommit.missingCount(from: cursor))
+        cursorAfterLastCommit = cursor
+        notify(Change(origin: origin, cursor: cursor, storedCount: stored))
+    }
+
+    /// Another process may have committed: `data_version` tells.
+    private func checkExternalWrites() {
+        writer.async { [self] in
+            guard !closed.load(ordering: .acquiring), let version = try? log.externalChangeCounter(),
+                version != dataVersion
+            else { return }
+            dataVersion = version
+            guard let cursor = try? log.cursor(), cursor != cursorAfterLastCommit else { return }
+            let stored = Int(clamping: cursorAfterLastCommit.missingCount(from: cursor))
+            cursorAfterLastCommit = cursor
+            notify(Change(origin: .external, cursor: cursor, storedCount: stored))
+        }
+    }
+
+    private func notify(_ change: Change) {
+        for observer in observers.withLock({ $0 }) { observer(change) }
+    }
+
+    // MARK: - Health (any queue)
+
+    private func noteFailure(_ error: any Error, what: String? = nil) {
+        let underlying = (error as? StorageFailure)?.cause ?? error
+        guard let fault = StorageHealth.fault(of: underlying) else { return }
+        let entered = healthState.withLock { health -> Bool in
+            health.faults += 1
+            guard health.fault == nil else { return false }
+            health.fault = fault
+            health.message = "\(underlying)"
+            health.sinceMs = Int64(Date().timeIntervalSince1970 * 1000)
+            return true
+        }
+        guard entered else { return }
+        logger(
+            LogRecord(
+                .error, "storage degraded",
+                [
+                    ("fault", fault.rawValue), ("while", what ?? "write"), ("error", "\(underlying)"),
+                    ("advice", StorageHealth.advice(for: fault)),
+                ]))
+    }
+
+    /// A write succeeded: a full disk or an I/O error is over. A damaged
+    /// file stays degraded: a write that misses the damage proves nothing.
+    private func recovered() {
+        let was = healthState.withLock { health -> StorageHealth.Fault? in
+            guard let fault = health.fault, fault != .damaged else { return nil }
+            health.fault = nil
+            health.message = nil
+            health.sinceMs = nil
+            return fault
+        }
+        if let was { logger(LogRecord(.info, "storage recovered", [("fault", was.rawValue)])) }
+    }
+}
+
+/// One reader connection and the serial queue it is used on.
+private final class ReaderLane: @unchecked Sendable {
+    // `log` is used on `queue` only.
+    private let queue: DispatchQueue
+    private let log: EventLog
+
+    init(name: String, log: EventLog) {
+        self.queue = DispatchQueue(label: "peersync.storage.\(name)")
+        self.log = log
+    }
+
+    func run(_ body: @escaping @Sendable (EventLog) -> Void) {
+        queue.async { [self] in body(log) }
+    }
+
+    /// Waits for the work already queued.
+    func drain() {
+        queue.sync {}
+    }
+}

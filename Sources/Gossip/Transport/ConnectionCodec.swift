@@ -1,0 +1,48 @@
+import Dispatch
+import SyncProtocol
+
+/// Encoding and sealing, opening and decoding, for one established
+/// connection, on a serial queue of its own: a 2 MiB catch-up batch is
+/// sealed there, not on the event loop, so the other connections never
+/// wait for it. Work leaves in the order it came, in each direction.
+///
+/// `@unchecked Sendable`: `encoder` and `decoder` (per-connection feed
+/// declarations) are used on `queue` only; the sealer and opener are
+/// `Sendable` themselves.
+final class ConnectionCodec: @unchecked Sendable {
+    private let queue: DispatchQueue
+    private let sealer: FrameSealer
+    private let opener: FrameOpener
+    private var encoder = MessageEncoder()
+    private var decoder = MessageDecoder()
+
+    init(id: ConnectionID, keys: SessionKeys) {
+        queue = DispatchQueue(label: "peersync.connection.\(id)")
+        sealer = keys.sealer
+        opener = keys.opener
+    }
+
+    /// The message as the bytes of one sealed frame, to `done` on the codec's queue.
+    func seal(_ message: Message, done: @escaping @Sendable (Result<[UInt8], any Error>) -> Void) {
+        queue.async { [self] in
+            let plaintext = encoder.encode(message)
+            guard plaintext.count <= FrameSealer.maximumPlaintextSize else {
+                return done(
+                    .failure(WireError.frameTooLarge(plaintext.count, limit: FrameSealer.maximumPlaintextSize)))
+            }
+            done(.success(sealer.seal(plaintext).encoded()))
+        }
+    }
+
+    /// The message a sealed frame holds, to `done` on the codec's queue.
+    func open(_ frame: Frame, done: @escaping @Sendable (Result<Message, any Error>) -> Void) {
+        queue.async { [self] in
+            done(Result { try decoder.decode(try opener.open(frame)) })
+        }
+    }
+
+    /// Runs `body` after every seal and open handed over before it.
+    func afterPending(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+}

@@ -1,0 +1,104 @@
+import PeerNet
+import Replica
+import SyncProtocol
+
+/// The node's effects on real sockets and real storage, and storage's
+/// answers back into the node (loop thread only).
+extension GossipService {
+    func carryOut(_ effects: [SyncNode.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .send(let id, let message):
+                send(message, on: id)
+            case .dial(let address):
+                dial(address)
+            case .close(let id, let reason):
+                close(id, reason: reason, flush: true)
+            case .read(let id, let ranges, let maxEvents, let maxBytes):
+                storage.read(ranges, maxEvents: maxEvents, maxBytes: maxBytes) { [self] page in
+                    loop.execute { [self] in carryOut(node.eventsRead(page, on: id, now: loop.now)) }
+                }
+            case .store(let id, let batches):
+                storage.store(batches) { [self] outcome in
+                    loop.execute { [self] in carryOut(node.stored(outcome, on: id, now: loop.now)) }
+                }
+            case .computeState:
+                storage.computeState { [self] report in
+                    loop.execute { [self] in carryOut(node.stateComputed(report, now: loop.now)) }
+                }
+            case .writePendingProjections:
+                storage.writePendingProjections()
+            }
+        }
+        scheduleNodeTimer()
+    }
+
+    /// Sleeps until the node's next deadline (an earlier timer stays).
+    func scheduleNodeTimer() {
+        guard !shuttingDown else { return }
+        // Never sooner than the next millisecond: a deadline that a tick could
+        // not move would make the loop spin (PeerManagerTests check that none is).
+        let deadline = max(node.nextDeadline, loop.now + 1)
+        if let timer = nodeTimer {
+            guard deadline < timer.at else { return }
+            loop.cancel(timer.id)
+        }
+        let id = loop.schedule(at: deadline) { [self] in
+            nodeTimer = nil
+            carryOut(node.tick(now: loop.now))
+        }
+        nodeTimer = (id, deadline)
+    }
+
+    func currentMetrics() -> SyncMetrics {
+        var metrics = node.metrics()
+        metrics.connectionsOpen = connections.count
+        metrics.connectionsPending = pending.total
+        metrics.handshakeFailures = handshakeFailures
+        metrics.connectionsRefused = Dictionary(
+            uniqueKeysWithValues: refusals.totals.map { ($0.key.rawValue, $0.value) })
+        metrics.bytesReceived = closedTraffic.received
+        metrics.bytesSent = closedTraffic.sent
+        for connection in connections.values {
+            metrics.bytesReceived += connection.bytesReceived
+            metrics.bytesSent += connection.bytesSent
+        }
+        return metrics
+    }
+
+    func currentSnapshots() -> [ConnectionSnapshot] {
+        connections.values.sorted { $0.id < $1.id }.map { connection in
+            let session = node.sessions[connection.id]
+            return ConnectionSnapshot(
+                id: connection.id, peer: session?.peer, remoteHost: connection.remoteHost,
+                dialed: connection.dialed, bytesReceived: connection.bytesReceived,
+                bytesSent: connection.bytesSent, eventsToReceive: session?.progress.toReceive ?? 0,
+                eventsToSend: session?.progress.toSend ?? 0)
+        }
+    }
+
+    /// Shutdown: no new connections, goodbyes to every peer, strangers cut;
+    /// `done` runs once every connection has closed.
+    func beginShutdown(reason: String, done: @escaping @Sendable () -> Void) {
+        shuttingDown = true
+        if let timer = nodeTimer { loop.cancel(timer.id) }
+        nodeTimer = nil
+        if let listener {
+            loop.unwatch(listener.descriptor)
+            listener.shutdown()
+            self.listener = nil
+        }
+        drained = done
+        carryOut(node.shutdown(reason: reason, now: loop.now))
+        for connection in connections.values where !connection.isEstablished {
+            close(connection.id, reason: reason, flush: false)
+        }
+        finishShutdownIfDrained()
+    }
+
+    func finishShutdownIfDrained() {
+        guard shuttingDown, connections.isEmpty, let drained else { return }
+        self.drained = nil
+        drained()
+    }
+}

@@ -1,0 +1,228 @@
+import Replica
+
+/// Storage work that failed: what the shell reports, for the log.
+public struct StorageFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    /// The error of the storage call, for a shell to tell a damaged file
+    /// from a refusal; not part of equality.
+    public var cause: (any Error)?
+
+    public init(_ message: String, cause: (any Error)? = nil) {
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String { message }
+
+    public static func == (lhs: StorageFailure, rhs: StorageFailure) -> Bool { lhs.message == rhs.message }
+    public func hash(into hasher: inout Hasher) { hasher.combine(message) }
+}
+
+/// What storing a run of batches did: the ingest's report and the cursor
+/// right after it.
+public struct StoreOutcome: Sendable {
+    public var report: IngestReport
+    public var cursor: VectorCursor
+
+    public init(report: IngestReport, cursor: VectorCursor) {
+        self.report = report
+        self.cursor = cursor
+    }
+}
+
+extension SyncNode {
+    /// The storage work of each connection: a store out (and the messages
+    /// that arrived meanwhile), a read out, and work parked after a failure
+    /// until `retryAt`.
+    struct StorageWork: Sendable {
+        struct Connection: Sendable {
+            /// The batches of the store that is out, or parked after a failure.
+            var storing: [EventBatch]?
+            var storeParked = false
+            /// Messages that arrived while a store was out, in order.
+            var queued: [Message] = []
+            /// The read that is out, or parked after a failure.
+            var reading: Effect?
+            var readParked = false
+        }
+
+        var connections: [ConnectionID: Connection] = [:]
+        /// When parked work is tried again.
+        var retryAt: Milliseconds?
+        /// A `.computeState` is out.
+        var hashing = false
+        /// No `.computeState` before this, after one failed.
+        var hashAgainAt: Milliseconds?
+
+        func isBusy(_ id: ConnectionID) -> Bool { connections[id]?.storing != nil }
+
+        mutating func queue(_ messages: [Message], on id: ConnectionID) {
+            connections[id, default: Connection()].queued += messages
+        }
+
+        mutating func reading(_ read: Effect, on id: ConnectionID) {
+            connections[id, default: Connection()].reading = read
+        }
+
+        mutating func forget(_ id: ConnectionID) {
+            connections[id] = nil
+        }
+    }
+
+    /// Messages of one connection, in order: every message but an event
+    /// batch goes to the session at once; a run of batches goes to the
+    /// session and then to storage as one `.store`, and whatever follows
+    /// waits for its answer.
+    mutating func process(_ messages: ArraySlice<Message>, on id: ConnectionID, now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        var run: [EventBatch] = []
+        var rest = messages
+        while let message = rest.first, sessions[id] != nil {
+            if case .events = message {
+                rest.removeFirst()
+                var refused: [SyncSession.Directive] = []
+                for directive in sessions[id]!.receive(message) {
+                    if case .ingest(let batch) = directive { run.append(batch) } else { refused.append(directive) }
+                }
+                guard refused.isEmpty else {
+                    // Out of order: the session closes; nothing of the run is stored.
+                    return effects + perform(refused, on: id, now: now)
+                }
+                continue
+            }
+            if !run.isEmpty { break }
+            rest.removeFirst()
+            effects += perform(sessions[id]!.receive(message), on: id, now: now)
+            noteProgress(on: id, received: 0, now: now)
+        }
+        guard !run.isEmpty, sessions[id] != nil else { return effects }
+        storage.connections[id, default: StorageWork.Connection()].storing = run
+        storage.connections[id]!.queued = Array(rest) + storage.connections[id]!.queued
+        return effects + [.store(id, run)]
+    }
+
+    /// Storage answered a `.store`: acknowledge each batch, tell the other
+    /// sessions, and go on with the messages that waited.
+    public mutating func stored(
+        _ outcome: Result<StoreOutcome, StorageFailure>, on id: ConnectionID, now: Milliseconds
+    ) -> [Effect] {
+        guard let batches = storage.connections[id]?.storing, sessions[id] != nil else { return [] }
+        let peer = sessions[id]?.peer?.replicaID ?? "?"
+        switch outcome {
+        case .failure(let failure):
+            emit(LogRecord(.error, "cannot store events", [("peer", peer), ("error", failure.message)]))
+            storage.connections[id]!.storeParked = true
+            scheduleRetry(now: now)
+            return []
+        case .success(let done):
+            storage.connections[id]!.storing = nil
+            let moved = raiseCursor(to: done.cursor)
+            let delivered = batches.reduce(0) { $0 + $1.events.count }
+            statistics.eventsReceived += delivered
+            statistics.eventsStored += done.report.stored.count
+            record(done.report, from: peer)
+            var answers: [SyncSession.Directive] = []
+            for batch in batches {
+                answers += sessions[id]!.ingested(batchID: batch.batchID, cursor: cursor, batchFeeds: batch.feeds)
+            }
+            var effects = perform(answers, on: id, now: now)
+            if moved { effects += broadcastCursor(except: id, now: now) }
+            noteProgress(on: id, received: delivered, now: now)
+            let queued = storage.connections[id]?.queued ?? []
+            storage.connections[id]?.queued = []
+            return effects + process(queued[...], on: id, now: now)
+        }
+    }
+
+    /// Storage answered a `.read`: the session makes its next batch of it.
+    public mutating func eventsRead(
+        _ outcome: Result<[Event], StorageFailure>, on id: ConnectionID, now: Milliseconds
+    ) -> [Effect] {
+        guard sessions[id] != nil, storage.connections[id]?.reading != nil else { return [] }
+        switch outcome {
+        case .failure(let failure):
+            let peer = sessions[id]?.peer?.replicaID ?? "?"
+            emit(LogRecord(.error, "cannot read events", [("peer", peer), ("error", failure.message)]))
+            storage.connections[id]!.readParked = true
+            scheduleRetry(now: now)
+            return []
+        case .success(let page):
+            storage.connections[id]!.reading = nil
+            return perform(sessions[id]!.eventsRead(page), on: id, now: now)
+        }
+    }
+
+    /// Storage answered `.computeState`: the summary goes to the peers once
+    /// it describes what they have been told we hold.
+    public mutating func stateComputed(_ outcome: Result<StateReport, StorageFailure>, now: Milliseconds) -> [Effect] {
+        storage.hashing = false
+        switch outcome {
+        case .failure(let failure):
+            emit(LogRecord(.error, "cannot hash the state", [("error", failure.message)]))
+            storage.hashAgainAt = now + configuration.storageRetryMs
+            return []
+        case .success(let report):
+            guard report.cursor == cursor else { return [] }  // stale: the next quiet round hashes again
+            localState = report
+            var effects: [Effect] = []
+            for id in sessions.keys.sorted() {
+                effects += perform(sessions[id]!.localStateComputed(report), on: id, now: now)
+            }
+            return effects
+        }
+    }
+
+    /// True when `localState` describes the log as this node last heard of it.
+    var localStateIsCurrent: Bool { localState?.cursor == cursor }
+
+    /// The round: every session says what changed in our cursor (the
+    /// keepalive). On a quiet log (no change for a whole round) the pending
+    /// projection rows are written, and the state is hashed for the peers.
+    mutating func antiEntropyRound(now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        let quiet = cursor == cursorAtLastRound
+        cursorAtLastRound = cursor
+        if quiet && projectionsWrittenAt != cursor {
+            projectionsWrittenAt = cursor
+            effects.append(.writePendingProjections)
+        }
+        // Hash only once the log has been quiet for a whole round: while
+        // events keep coming, a summary is stale at once, and each one
+        // costs a scan of every projection and ~60 bytes per peer.
+        if quiet, !sessions.isEmpty, !localStateIsCurrent, !storage.hashing,
+            storage.hashAgainAt.map({ $0 <= now }) ?? true
+        {
+            storage.hashing = true
+            storage.hashAgainAt = nil
+            effects.append(.computeState)
+        }
+        for id in sessions.keys.sorted() {
+            effects += perform(sessions[id]!.tick(), on: id, now: now)
+            observeCatchUp(on: id, received: 0, now: now)
+        }
+        return effects
+    }
+
+    private mutating func scheduleRetry(now: Milliseconds) {
+        let at = now + configuration.storageRetryMs
+        storage.retryAt = min(storage.retryAt ?? at, at)
+    }
+
+    /// Sends every parked read and store again.
+    mutating func retryStorage() -> [Effect] {
+        storage.retryAt = nil
+        var effects: [Effect] = []
+        for id in storage.connections.keys.sorted() {
+            let work = storage.connections[id]!
+            if work.storeParked, let batches = work.storing {
+                storage.connections[id]!.storeParked = false
+                effects.append(.store(id, batches))
+            }
+            if work.readParked, let read = work.reading {
+                storage.connections[id]!.readParked = false
+                effects.append(read)
+            }
+        }
+        return effects
+    }
+}

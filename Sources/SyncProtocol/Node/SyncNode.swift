@@ -1,0 +1,280 @@
+import PeerNet
+import Replica
+
+/// One replica's side of sync, as a pure state machine: its peer manager and
+/// one `SyncSession` per connection. Inputs in (connections, messages, the
+/// time, storage's answers), effects out.
+///
+/// The node never touches the event log. It asks for storage work with
+/// effects (`.read`, `.store`, `.computeState`, `.writePendingProjections`)
+/// and gets the answers back as inputs (`eventsRead`, `stored`,
+/// `stateComputed`), so a shell can run storage on its own executor and a
+/// long catch-up never stalls the network. The TCP shell (`GossipService`)
+/// turns the other effects into socket calls, the simulator into in-memory
+/// deliveries. Timers are deadlines: after any input, `nextDeadline` says
+/// when `tick` has something to do.
+///
+/// ```swift
+/// var node = SyncNode(configuration: .init(hello: Hello(replicaID: id, listenPort: 4100)), cursor: cursor)
+/// node.addPeer(PeerAddress("10.0.0.2:4100")!, source: .configured, now: clock())
+/// carryOut(node.tick(now: clock()))              // dials
+/// carryOut(node.received(message, on: id, now: clock()))
+/// carryOut(node.eventsRead(.success(page), on: id, now: clock()))   // answering .read
+/// sleep(until: node.nextDeadline)
+/// ```
+public struct SyncNode: Sendable {
+    public struct Configuration: Sendable {
+        public var hello: Hello
+        public var session = SyncSession.Configuration()
+        public var peers = PeerManager.Configuration()
+        /// How often each session sends its cursor changes (and so a keepalive).
+        public var antiEntropyIntervalMs: Milliseconds = 1_000
+        /// How long storage work that failed waits before it is tried again.
+        public var storageRetryMs: Milliseconds = 5_000
+        /// Seeds the peer manager's choice of peers.
+        public var seed: UInt64 = 0
+
+        public init(hello: Hello) {
+            self.hello = hello
+        }
+    }
+
+    /// What the shell does: network effects, and storage work whose answer
+    /// comes back as an input.
+    public enum Effect: Hashable, Sendable {
+        case send(ConnectionID, Message)
+        case dial(PeerAddress)
+        /// Send what is queued, then close.
+        case close(ConnectionID, reason: String)
+        /// Read events of these ranges in canonical order across feeds (at
+        /// most `maxEvents`, about `maxBytes`); answer with `eventsRead`.
+        case read(ConnectionID, ranges: [FeedRange], maxEvents: Int, maxBytes: Int)
+        /// Ingest every event of these batches in one transaction; answer with `stored`.
+        case store(ConnectionID, [EventBatch])
+        /// Hash the log's state (one snapshot: the summary and its cursor);
+        /// answer with `stateComputed`.
+        case computeState
+        /// The log is quiet: write the projection rows still pending.
+        case writePendingProjections
+    }
+
+    public let configuration: Configuration
+    public internal(set) var manager: PeerManager
+    public internal(set) var sessions: [ConnectionID: SyncSession] = [:]
+    /// What this replica holds, as storage last said.
+    public internal(set) var cursor: VectorCursor
+    public internal(set) var statistics = SyncStatistics()
+    /// This replica's state summary as last computed (at most once per
+    /// anti-entropy round, only after the log changed and while a session
+    /// is open), with the cursor it describes; `nil` until then.
+    public internal(set) var localState: StateReport?
+    let emit: @Sendable (LogRecord) -> Void
+    var lastAntiEntropyAt: Milliseconds?
+    /// The cursor at the last anti-entropy round, to tell a quiet log from a busy one.
+    var cursorAtLastRound: VectorCursor?
+    /// The cursor when the pending projection rows were last asked to be written.
+    var projectionsWrittenAt: VectorCursor?
+    /// Storage work asked for and not answered yet, or waiting to be tried again.
+    var storage = StorageWork()
+    /// Per connection: the peer's IP as the socket saw it.
+    var remoteHosts: [ConnectionID: String] = [:]
+    /// Per identified connection: where its replica accepts connections.
+    var adverts: [ConnectionID: PeerAdvert] = [:]
+    /// Per replica: when our cursors last agreed (or events last moved).
+    var lastInSyncAt: [String: Milliseconds] = [:]
+    /// Counters for `metrics()`; the gauges are filled when asked.
+    var counters = SyncMetrics()
+    /// Feed slots where a fork was seen, to count each once.
+    var forkSlots: Set<FeedSlot> = []
+    /// Per origin replica: the most its events' times were ahead of our clock.
+    var clockSkewMs: [String: Int64] = [:]
+    /// Per identified connection: the backlog being received.
+    var catchUps: [ConnectionID: CatchUpProgress] = [:]
+
+    /// A node whose log holds `cursor`.
+    public init(
+        configuration: Configuration, cursor: VectorCursor, logger: @escaping @Sendable (LogRecord) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.manager = PeerManager(
+            replicaID: configuration.hello.replicaID, configuration: configuration.peers, seed: configuration.seed)
+        self.emit = logger
+        self.cursor = cursor
+    }
+
+    public mutating func addPeer(
+        _ address: PeerAddress, source: PeerSource, replicaID: String? = nil, now: Milliseconds
+    ) {
+        manager.addPeer(address, source: source, replicaID: replicaID, now: now)
+    }
+
+    public mutating func removePeer(_ address: PeerAddress) {
+        manager.removePeer(address)
+    }
+
+    public mutating func dialFailed(_ address: PeerAddress, reason: String, now: Milliseconds) {
+        emit(LogRecord(.debug, "dial failed", [("addr", address.description), ("reason", reason)]))
+        manager.dialFailed(address, reason: reason, now: now)
+    }
+
+    /// A connection finished its handshake; the session starts.
+    public mutating func connectionOpened(
+        _ id: ConnectionID, dialed: PeerAddress?, remoteHost: String? = nil, now: Milliseconds
+    ) -> [Effect] {
+        if let remoteHost { remoteHosts[id] = remoteHost }
+        let admission = manager.connected(id, dialed: dialed, now: now)
+        var session = SyncSession(hello: configuration.hello, configuration: configuration.session)
+        if localStateIsCurrent, let localState { session.localStateComputed(localState) }
+        let directives = session.start(localCursor: cursor)
+        sessions[id] = session
+        return perform(directives, on: id, now: now) + carryOut(admission, now: now)
+    }
+
+    /// A message arrived on a connection. While a batch from that
+    /// connection is being stored, it waits its turn (in order), and event
+    /// batches that wait together are stored in one transaction.
+    public mutating func received(_ message: Message, on id: ConnectionID, now: Milliseconds) -> [Effect] {
+        received([message], on: id, now: now)
+    }
+
+    /// Messages that arrived on a connection, in order; a run of event
+    /// batches among them is stored in one transaction (one commit; the
+    /// projection rows wait for later, see docs/storage.md), then
+    /// acknowledged batch by batch. The outcome is the same as receiving
+    /// them one at a time.
+    public mutating func received(_ messages: [Message], on id: ConnectionID, now: Milliseconds) -> [Effect] {
+        guard sessions[id] != nil, !messages.isEmpty else { return [] }
+        manager.heard(id, now: now)
+        if storage.isBusy(id) {
+            storage.queue(messages, on: id)
+            return []
+        }
+        return process(messages[...], on: id, now: now)
+    }
+
+    /// A connection is gone (closed by either side, or failed).
+    public mutating func connectionClosed(_ id: ConnectionID, now: Milliseconds) {
+        sessions[id] = nil
+        remoteHosts[id] = nil
+        adverts[id] = nil
+        catchUps[id] = nil
+        storage.forget(id)
+        manager.disconnected(id, now: now)
+    }
+
+    /// When `tick` next has something to do: a dial, a silent connection to
+    /// close, the anti-entropy round, storage work to try again.
+    public var nextDeadline: Milliseconds {
+        var deadline = (lastAntiEntropyAt ?? Milliseconds.min / 2) + configuration.antiEntropyIntervalMs
+        if let peers = manager.nextDeadline { deadline = min(deadline, peers) }
+        if let retry = storage.retryAt { deadline = min(deadline, retry) }
+        return deadline
+    }
+
+    /// The timer: peer dialing and liveness, storage work due again, and
+    /// the anti-entropy round once `antiEntropyIntervalMs` has passed.
+    public mutating func tick(now: Milliseconds) -> [Effect] {
+        var effects = carryOut(manager.tick(now: now), now: now)
+        if let retry = storage.retryAt, retry <= now { effects += retryStorage() }
+        if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
+            lastAntiEntropyAt = now
+            effects += antiEntropyRound(now: now)
+        }
+        return effects
+    }
+
+    /// The log gained events this node did not ingest itself (a local
+    /// append, another process): push them to the peers that lack them.
+    public mutating func localChanged(cursor fresh: VectorCursor, now: Milliseconds) -> [Effect] {
+        guard raiseCursor(to: fresh) else { return [] }
+        return broadcastCursor(except: nil, now: now)
+    }
+
+    /// Raises `cursor` to `fresh`, feed by feed (a log only grows, so an
+    /// answer that was overtaken never lowers it); true when it moved.
+    mutating func raiseCursor(to fresh: VectorCursor) -> Bool {
+        var moved = false
+        for (feed, head) in fresh.heads where head > cursor[feed] {
+            cursor[feed] = head
+            moved = true
+        }
+        return moved
+    }
+
+    /// Closes every session with a goodbye; a clean stop also leaves the
+    /// file with every projection row written.
+    public mutating func shutdown(reason: String, now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = [.writePendingProjections]
+        for id in sessions.keys.sorted() {
+            effects += perform(sessions[id]!.close(reason: reason), on: id, now: now)
+        }
+        return effects
+    }
+
+    /// Every session hears our new cursor; the ones whose peer lacks events read them.
+    mutating func broadcastCursor(except excluded: ConnectionID?, now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        for id in sessions.keys.sorted() where id != excluded {
+            effects += perform(sessions[id]!.localCursorChanged(cursor), on: id, now: now)
+        }
+        return effects
+    }
+
+    /// Carries out a session's directives: network ones become effects,
+    /// storage ones become storage effects whose answers come back later.
+    mutating func perform(_ directives: [SyncSession.Directive], on id: ConnectionID, now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        for directive in directives {
+            switch directive {
+            case .send(let message):
+                if case .events(let batch) = message { statistics.eventsSent += batch.events.count }
+                effects.append(.send(id, message))
+            case .close(let reason):
+                effects.append(.close(id, reason: reason))
+            case .identified(let hello):
+                emit(
+                    LogRecord(
+                        .info, "peer identified",
+                        [("conn", "\(id)"), ("peer", hello.replicaID), ("role", "\(hello.role)")]))
+                effects += carryOut(manager.identified(id, replicaID: hello.replicaID, now: now), now: now)
+                effects += exchangePeers(on: id, hello: hello)
+            case .learned(let learned):
+                for advert in learned where advert.replicaID != configuration.hello.replicaID {
+                    manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)
+                }
+            case .readEvents(let ranges, let maxEvents, let maxBytes):
+                let read = Effect.read(id, ranges: ranges, maxEvents: maxEvents, maxBytes: maxBytes)
+                storage.reading(read, on: id)
+                effects.append(read)
+            case .ingest(let batch):
+                // Only `process` stores, a run at a time; a lone batch here would be a bug.
+                preconditionFailure("batch \(batch.batchID) reached perform; process stores batches")
+            }
+        }
+        return effects
+    }
+
+    /// After messages on a connection: when the two replicas were last in
+    /// sync, and the catch-up log.
+    mutating func noteProgress(on id: ConnectionID, received: Int, now: Milliseconds) {
+        if let session = sessions[id], let peer = session.peer, session.progress == (0, 0) {
+            lastInSyncAt[peer.replicaID] = now
+        }
+        observeCatchUp(on: id, received: received, now: now)
+    }
+
+    /// When this node and `replicaID` last had equal cursors.
+    func lastInSyncAt(_ replicaID: String) -> Milliseconds? { lastInSyncAt[replicaID] }
+
+    /// Where the replica on connection `id` accepts connections, if known.
+    func advert(for id: ConnectionID) -> PeerAdvert? { adverts[id] }
+}
+
+/// Counters of one node's sync since it started.
+public struct SyncStatistics: Sendable, Hashable {
+    public var eventsSent = 0
+    public var eventsReceived = 0
+    public var eventsStored = 0
+
+    public init() {}
+}
