@@ -62,7 +62,7 @@ enum DaemonRuntime {
                 settings: DaemonAPI.Settings(token: token, doubleTapWindowMs: settings.doubleTapWindowMs),
                 metrics: metrics, log: logger.write)
             let httpServer = HTTPServer(
-                handler: { daemonAPI.handle($0) }, refused: { metrics.countRequest(status: $0) })
+                handler: { daemonAPI.handle($0) }, refused: { metrics.countRequest(status: $0) }, log: logger.write)
             let httpPort: UInt16
             do {
                 httpPort = try httpServer.start(host: http.host, port: http.port)
