@@ -52,14 +52,15 @@ static inline struct MHD_Daemon *peersync_http_start(
     unsigned int flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ipv6) flags |= MHD_USE_IPv6;
+    /* The logger first, so that it also gets the messages about the options. */
     return MHD_start_daemon(
         flags, 0, NULL, NULL, handler, handler_context,
+        MHD_OPTION_EXTERNAL_LOGGER, peersync_http_log, (void *)errors,
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-        MHD_OPTION_EXTERNAL_LOGGER, peersync_http_log, (void *)errors,
         MHD_OPTION_END);
 }
 
@@ -68,4 +69,11 @@ static inline int peersync_http_connection_socket(struct MHD_Connection *connect
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : (int)info->connect_fd;
+}
+
+/* Has libmicrohttpd look at a connection on every round of its loop (at
+   most a second apart) by giving it a timeout of its own, 1 s
+   (MHD_set_connection_option is variadic). */
+static inline void peersync_http_revisit_soon(struct MHD_Connection *connection) {
+    MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned int)1);
 }

@@ -178,6 +178,6 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Pulls every waiting stream once (the ticker's thread).
     private func tick() {
-        for pump in lock.withLock({ Array(streams.values) }) { pump.wake() }
+        for pump in lock.withLock({ Array(streams.values) }) { pump.tick() }
     }
 }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import Glibc
 
 /// Moves one streamed response from its `ResponseStream` to its
 /// connection without a thread of its own.
@@ -40,6 +41,8 @@ final class StreamPump: @unchecked Sendable {
 
     let stream: any ResponseStream
     private let connection: OpaquePointer
+    /// The connection's socket, looked at only while it is suspended.
+    private let socket: Int32
     private let pool: WorkerPool
     private let pullBytes: Int
     /// Told why a stream failed, once.
@@ -57,6 +60,7 @@ final class StreamPump: @unchecked Sendable {
     ) {
         self.stream = stream
         self.connection = connection
+        socket = peersync_http_connection_socket(connection)
         self.pool = pool
         self.pullBytes = pullBytes
         self.failed = failed
@@ -78,9 +82,9 @@ final class StreamPump: @unchecked Sendable {
                     return Int(peersync_http_end_of_stream)
                 case .failed(let reason)?:
                     failure = reason
-                    return Int(peersync_http_end_with_error)
+                    return endWithError()
                 case nil:
-                    if case .abandoned = state { return Int(peersync_http_end_with_error) }
+                    if case .abandoned = state { return endWithError() }
                     MHD_suspend_connection(connection)
                     state = .pulling(woken: false)
                     pull()
@@ -107,6 +111,23 @@ final class StreamPump: @unchecked Sendable {
         }
     }
 
+    /// The server's tick (every second): the stream is pulled if it waits,
+    /// unless its client is gone. libmicrohttpd does not notice a client
+    /// that closed a suspended connection, which would stay open until the
+    /// next keepalive failed to send; such a stream ends at once instead.
+    func tick() {
+        lock.withLock {
+            guard case .waiting = state else { return }
+            if clientHungUp() {
+                state = .abandoned
+                MHD_resume_connection(connection)
+            } else {
+                state = .pulling(woken: false)
+                pull()
+            }
+        }
+    }
+
     /// Shutdown gives up on the stream: a suspended connection is resumed,
     /// and the body ends without its final chunk unless it ended already.
     func abandon() {
@@ -128,6 +149,26 @@ final class StreamPump: @unchecked Sendable {
         lock.withLock { state = .finished }
         stream.close()
         finished(self)
+    }
+
+    /// Whether the client closed its side (`lock` held, connection
+    /// suspended, so libmicrohttpd neither reads nor closes the socket).
+    private func clientHungUp() -> Bool {
+        guard socket >= 0 else { return false }
+        var byte: UInt8 = 0
+        let peeked = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
+
+    /// Ends the body without its final chunk (`lock` held, polling thread).
+    private func endWithError() -> Int {
+        // libmicrohttpd 0.9.75 leaves a connection that a content reader
+        // ended with an error after a resume in no epoll set, so nothing
+        // visits it to close it until the idle-timeout scan reaches it,
+        // which other connections can delay for as long as they are busy.
+        // One with a timeout of its own is visited on every round.
+        peersync_http_revisit_soon(connection)
+        return Int(peersync_http_end_with_error)
     }
 
     /// Queues a pull on a worker (`lock` held, state `pulling`).
