@@ -45,7 +45,7 @@ final class HTTPServer: @unchecked Sendable {
         /// Threads that run handlers and pull streams.
         var workerThreads = 4
         /// libmicrohttpd's memory per connection: the request head must
-        /// fit in half of it; bodies are copied out as they arrive.
+        /// fit in it (else 431); bodies are copied out as they arrive.
         var memoryPerConnection = 128 << 10
         /// How much a worker pulls from a stream at a time.
         var streamPullBytes = 64 << 10
