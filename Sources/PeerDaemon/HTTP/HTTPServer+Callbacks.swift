@@ -61,7 +61,12 @@ extension HTTPServer {
     /// which resumes it with the response.
     private func handle(_ request: HTTPRequest, _ exchange: HTTPExchange) {
         exchange.beginHandling()
-        handlingBegan(exchange)
+        // Registered after suspending, so that `stop` either finds the
+        // exchange to resume it or has already refused it here.
+        guard handlingBegan(exchange) else {
+            exchange.abandon()
+            return
+        }
         let queued = pool.submit { [self] in
             exchange.answer(handler(request))
             handlingEnded(exchange)

@@ -64,6 +64,9 @@ final class HTTPServer: @unchecked Sendable {
     private var streams: [ObjectIdentifier: StreamPump] = [:]
     private var handling: [ObjectIdentifier: HTTPExchange] = [:]
     private var stopping = false
+    /// Set once `stop` gave up waiting: from then on no connection may be
+    /// suspended, as libmicrohttpd must not stop with one suspended.
+    private var finalStop = false
     /// Signalled whenever a stream's response or a handler is finished.
     private let drained = NSCondition()
     /// Told the status of each response the server sends by itself: 413,
@@ -138,8 +141,12 @@ final class HTTPServer: @unchecked Sendable {
         drained.lock()
         while lock.withLock({ !streams.isEmpty || !handling.isEmpty }) && drained.wait(until: deadline) {}
         drained.unlock()
-        // libmicrohttpd must not stop with a connection suspended.
-        let (leftStreams, leftRequests) = lock.withLock { (Array(streams.values), Array(handling.values)) }
+        // libmicrohttpd must not stop with a connection suspended: what is
+        // suspended now is resumed, and nothing is suspended any more.
+        let (leftStreams, leftRequests) = lock.withLock {
+            finalStop = true
+            return (Array(streams.values), Array(handling.values))
+        }
         for pump in leftStreams { pump.abandon() }
         for exchange in leftRequests { exchange.abandon() }
         ticker?.stop()
@@ -150,13 +157,15 @@ final class HTTPServer: @unchecked Sendable {
 
     // MARK: - Bookkeeping for the callbacks
 
-    /// A stream's response was queued; during shutdown it is closed at once.
+    /// A stream's response was queued; during shutdown it is closed at
+    /// once, and given up on once `stop` stopped waiting.
     func opened(_ pump: StreamPump) {
-        let closing = lock.withLock {
+        let (closing, givenUp) = lock.withLock {
             streams[ObjectIdentifier(pump)] = pump
-            return stopping
+            return (stopping, finalStop)
         }
         if closing { pump.stream.close() }
+        if givenUp { pump.abandon() }
     }
 
     /// A stream's response was freed.
@@ -165,9 +174,14 @@ final class HTTPServer: @unchecked Sendable {
         drained.withLock { drained.broadcast() }
     }
 
-    /// A request's handler is about to run.
-    func handlingBegan(_ exchange: HTTPExchange) {
-        lock.withLock { handling[ObjectIdentifier(exchange)] = exchange }
+    /// A request's handler is about to run; false once `stop` stopped
+    /// waiting for handlers.
+    func handlingBegan(_ exchange: HTTPExchange) -> Bool {
+        lock.withLock {
+            guard !finalStop else { return false }
+            handling[ObjectIdentifier(exchange)] = exchange
+            return true
+        }
     }
 
     /// A request's handler answered (or was given up on).
