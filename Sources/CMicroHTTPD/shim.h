@@ -39,12 +39,16 @@ static inline void peersync_http_log(void *context, const char *format, va_list 
    run on it. The access handler suspends a connection while a worker of
    the server's own computes its response, and a streamed response's
    connection while the stream has nothing to send, so the polling thread
-   never blocks (MHD_ALLOW_SUSPEND_RESUME). A suspended connection does
-   not time out; `timeout_seconds` cuts a connection that sends and
-   receives nothing for that long. No MHD_OPTION_PER_IP_CONNECTION_LIMIT:
-   every client of this loopback API comes from 127.0.0.1, so a per-IP
-   limit is the connection limit again, and one misbehaving local app
-   reaching it would lock out the CLI and every other app as well. */
+   never blocks (MHD_ALLOW_SUSPEND_RESUME); it only moves bytes, so one is
+   enough for a loopback API and there is no MHD_OPTION_THREAD_POOL_SIZE
+   (whose threads would split the connection limit between them).
+
+   A suspended connection does not time out; `timeout_seconds` cuts one
+   that sends and receives nothing for that long. No
+   MHD_OPTION_PER_IP_CONNECTION_LIMIT: every client of this loopback API
+   comes from 127.0.0.1, so a per-IP limit is the connection limit again,
+   and one misbehaving local app reaching it would lock out the CLI and
+   every other app as well. */
 static inline struct MHD_Daemon *peersync_http_start(
     int listen_fd, int ipv6, unsigned int connection_limit, unsigned int timeout_seconds,
     size_t memory_limit, MHD_AccessHandlerCallback handler, void *handler_context,

@@ -92,6 +92,12 @@ final class HTTPServer: @unchecked Sendable {
     /// Listens on `host:port` (port 0 picks one) and returns the port.
     func start(host: String, port: UInt16) throws -> UInt16 {
         let connectionLimit = DescriptorBudget.connections(wanted: limits.connectionLimit)
+        if connectionLimit < limits.connectionLimit {
+            log(
+                LogRecord(
+                    .warning, "fewer HTTP connections than wanted: the descriptor limit (ulimit -n) is too low",
+                    [("connections", "\(connectionLimit)"), ("wanted", "\(limits.connectionLimit)")]))
+        }
         let listener = try Socket.listen(host: host, port: port, backlog: Int32(min(connectionLimit, 4096)))
         let boundPort = listener.localPort
         let hook = UnsafeMutablePointer<peersync_http_error_hook>.allocate(capacity: 1)
@@ -126,8 +132,9 @@ final class HTTPServer: @unchecked Sendable {
     /// Ends every open stream and waits (up to `drainSeconds`) until their
     /// responses are finished, so clients see a proper end of stream, and
     /// until running handlers answered; gives up on what is left (a stream
-    /// then ends without its final chunk, a request gets 503), then stops
-    /// the server and joins its polling thread.
+    /// then ends without its final chunk, a request's connection closes
+    /// without a reply, or with 503), then stops the server and joins its
+    /// polling thread.
     func stop(drainSeconds: TimeInterval = 2) {
         let open = lock.withLock {
             stopping = true
