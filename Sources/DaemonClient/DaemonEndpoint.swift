@@ -18,12 +18,14 @@ public struct DaemonEndpoint: Sendable, Hashable {
     }
 
     /// Sends one request (`Connection: close`) and reads the whole reply.
+    /// Throws `DaemonClientError` when the daemon cannot be reached or the
+    /// reply is cut off (a streamed response that failed midway ends
+    /// without its final chunk).
     public func request(
         _ method: String, _ path: String, body: String? = nil, headers: [(String, String)] = [],
         timeoutMs: Int = 30_000
     ) throws -> HTTPReply {
-        let socket = try open(method, path, body: body, headers: headers, timeoutMs: timeoutMs)
-        var reader = ResponseReader(socket: socket)
+        var reader = try open(method, path, body: body, headers: headers, timeoutMs: timeoutMs)
         let head = try reader.head()
         var body: [UInt8] = []
         while let chunk = try reader.bodyChunk(head) { body += chunk }
@@ -32,14 +34,36 @@ public struct DaemonEndpoint: Sendable, Hashable {
 
     /// Opens the change stream (`GET path`, Server-Sent Events).
     public func events(_ path: String, headers: [(String, String)] = []) throws -> EventStream {
-        let socket = try open(
+        let reader = try open(
             "GET", path, body: nil, headers: headers + [("Accept", "text/event-stream")], timeoutMs: 0)
-        return try EventStream(reader: ResponseReader(socket: socket))
+        return try EventStream(reader: reader)
     }
 
+    /// Connects and sends the request. A daemon may answer before the body
+    /// is all sent (413 for one over its limit) and close: then sending
+    /// fails, and the reply, if one came, is what counts.
     private func open(
         _ method: String, _ path: String, body: String?, headers: [(String, String)], timeoutMs: Int
-    ) throws -> Socket {
+    ) throws -> ResponseReader {
+        let socket = try connect(timeoutMs: timeoutMs)
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let bytes = Array((body ?? "").utf8)
+        if body != nil { head += "Content-Type: application/json\r\n" }
+        head += "Content-Length: \(bytes.count)\r\n\r\n"
+        var reader = ResponseReader(socket: socket)
+        do {
+            try socket.send(Array(head.utf8) + bytes)
+        } catch {
+            guard reader.hasReply() else {
+                throw DaemonClientError("sending the request to the daemon failed: \(error)")
+            }
+        }
+        return reader
+    }
+
+    private func connect(timeoutMs: Int) throws -> Socket {
         let socket: Socket
         do {
             socket = try Socket.connect(host: host, port: port)
@@ -47,13 +71,6 @@ public struct DaemonEndpoint: Sendable, Hashable {
             throw DaemonClientError("cannot reach the daemon's HTTP API at \(host):\(port): \(error)")
         }
         socket.setReceiveTimeout(milliseconds: timeoutMs)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
-        if let token { head += "Authorization: Bearer \(token)\r\n" }
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        let bytes = Array((body ?? "").utf8)
-        if body != nil { head += "Content-Type: application/json\r\n" }
-        head += "Content-Length: \(bytes.count)\r\n\r\n"
-        try socket.send(Array(head.utf8) + bytes)
         return socket
     }
 }

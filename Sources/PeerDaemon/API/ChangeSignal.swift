@@ -1,40 +1,54 @@
 import Foundation
 
-/// Wakes the change streams when events are stored: a counter that goes up
-/// with every store, and a wait for it to pass a value.
+/// Wakes the change streams when events are stored, and once more when
+/// the daemon shuts down.
+///
+/// ```swift
+/// let token = changes.subscribe { stream.wakeUp() }
+/// changes.bump()                // every subscriber's wake-up runs
+/// changes.unsubscribe(token)
+/// ```
+///
+/// `@unchecked Sendable`: its state is only touched with `lock` held; the
+/// wake-ups run after it is released, so one may call back in.
 final class ChangeSignal: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var generation: UInt64 = 0
+    typealias WakeUp = @Sendable () -> Void
+
+    private let lock = NSLock()
     private var closed = false
+    private var subscribers: [Int: WakeUp] = [:]
+    private var nextToken = 0
 
-    /// The current generation; pass it to `wait(after:timeout:)`.
-    var current: UInt64 { condition.withLock { generation } }
+    /// True once the daemon began shutting down.
+    var isClosed: Bool { lock.withLock { closed } }
 
-    /// Something was stored.
+    /// Something was stored: every subscriber is woken.
     func bump() {
-        condition.withLock {
-            generation &+= 1
-            condition.broadcast()
-        }
+        for wakeUp in lock.withLock({ Array(subscribers.values) }) { wakeUp() }
     }
 
-    /// Blocks until the generation passes `seen`, the signal closes, or
-    /// `timeout` passes. Returns false once closed.
-    func wait(after seen: UInt64, timeout: TimeInterval) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while generation == seen && !closed {
-            if !condition.wait(until: deadline) { break }
+    /// Calls `wakeUp` after every `bump` and on `close` (at once when closed
+    /// already), until `unsubscribe` with the returned token.
+    func subscribe(_ wakeUp: @escaping WakeUp) -> Int {
+        let (token, isClosed) = lock.withLock {
+            nextToken += 1
+            subscribers[nextToken] = wakeUp
+            return (nextToken, closed)
         }
-        return !closed
+        if isClosed { wakeUp() }
+        return token
     }
 
-    /// Wakes every waiter for good (shutdown).
+    func unsubscribe(_ token: Int) {
+        lock.withLock { _ = subscribers.removeValue(forKey: token) }
+    }
+
+    /// Ends the change streams for good (shutdown): wakes every subscriber.
     func close() {
-        condition.withLock {
+        let wakeUps = lock.withLock {
             closed = true
-            condition.broadcast()
+            return Array(subscribers.values)
         }
+        for wakeUp in wakeUps { wakeUp() }
     }
 }

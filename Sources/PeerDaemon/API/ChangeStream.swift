@@ -9,64 +9,95 @@ import Replica
 /// data: {"event":{…event JSON…},"projection":{…item…}}
 /// ```
 ///
-/// then it waits for the next store (woken by `ChangeSignal`, and looking
-/// again every second for events another process wrote); a comment line every
-/// `keepaliveSeconds` keeps quiet connections open. The `id` is the
-/// event's local offset, so a client resumes with `?after=` or
-/// `Last-Event-ID`. The projection is the entity's state when the event is
-/// sent (null for entity types this node does not fold).
+/// then `.later` until the next store: `ChangeSignal` wakes the stream,
+/// and the server's tick pulls it every second, so it also finds events
+/// another process wrote. Each pull with nothing pending reads the log
+/// once. A comment line every `keepaliveSeconds` keeps
+/// quiet connections open. The `id` is the event's local offset, so a
+/// client resumes with `?after=` or `Last-Event-ID`. The projection is the
+/// entity's state when the event is sent (null for entity types this node
+/// does not fold). A failed read ends the body without its final chunk.
+///
+/// `@unchecked Sendable`: its state is only touched with `lock` held; the
+/// server never pulls it twice at once, so a read runs without the lock.
 final class ChangeStream: ResponseStream, @unchecked Sendable {
     private let reads: ReadReplica
     private let changes: ChangeSignal
     private let keepaliveSeconds: TimeInterval
+    private let now: @Sendable () -> Date
     private let lock = NSLock()
     private var offset: Int64
     private var pending = PendingBytes()
     private var closed = false
-    private var lastSent = Date()
+    private var lastSent: Date
+    private var subscription: Int?
 
-    init(reads: ReadReplica, changes: ChangeSignal, after offset: Int64, keepaliveSeconds: TimeInterval) {
+    init(
+        reads: ReadReplica, changes: ChangeSignal, after offset: Int64, keepaliveSeconds: TimeInterval,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.reads = reads
         self.changes = changes
         self.offset = offset
         self.keepaliveSeconds = keepaliveSeconds
+        self.now = now
+        lastSent = now()
         // Sent at once, so the client sees the stream open before any event.
         pending.append(": peersync change stream after offset \(offset)\n\n")
     }
 
-    func next(maximum: Int) -> [UInt8]? {
-        while true {
-            if let bytes = lock.withLock({ pending.isEmpty ? nil : pending.take(maximum) }) {
-                lastSent = Date()
-                return bytes
-            }
-            if lock.withLock({ closed }) { return nil }
-            let seen = changes.current
-            let rendered: String?
+    func attach(wake: @escaping @Sendable () -> Void) {
+        let token = changes.subscribe(wake)
+        let unneeded = lock.withLock {
+            if closed { return true }
+            subscription = token
+            return false
+        }
+        if unneeded { changes.unsubscribe(token) }
+    }
+
+    func next(maximum: Int) -> StreamChunk {
+        let look: Int64? = lock.withLock { pending.isEmpty && !closed ? offset : nil }
+        if let from = look, !changes.isClosed {
+            let rendered: (text: String, last: Int64)?
             do {
-                rendered = try reads.read { log in try render(log) }
+                rendered = try reads.read { log in try render(log, after: from) }
             } catch {
-                return nil
+                return .failed("reading the change stream after offset \(from) failed: \(error)")
             }
-            if let page = rendered {
-                lock.withLock { pending.append(page) }
-                continue
+            if let rendered {
+                lock.withLock {
+                    pending.append(rendered.text)
+                    offset = rendered.last
+                }
             }
-            // Events written by another process raise no signal: look again every second.
-            guard changes.wait(after: seen, timeout: 1) else { return nil }
-            if Date().timeIntervalSince(lastSent) >= keepaliveSeconds {
-                lock.withLock { pending.append(": keepalive\n\n") }
+        }
+        return lock.withLock {
+            let ending = closed || changes.isClosed
+            if pending.isEmpty && !ending && now().timeIntervalSince(lastSent) >= keepaliveSeconds {
+                pending.append(": keepalive\n\n")
             }
+            if !pending.isEmpty {
+                lastSent = now()
+                return .bytes(pending.take(maximum))
+            }
+            return ending ? .end : .later
         }
     }
 
     func close() {
-        lock.withLock { closed = true }
+        let token = lock.withLock {
+            closed = true
+            defer { subscription = nil }
+            return subscription
+        }
+        if let token { changes.unsubscribe(token) }
     }
 
-    /// The events after `offset` as SSE text, or nil when there are none.
-    private func render(_ log: EventLog) throws -> String? {
-        let page = try log.events(after: lock.withLock { offset }, limit: 500)
+    /// The events after `offset` as SSE text and the last one's offset, or
+    /// nil when there are none.
+    private func render(_ log: EventLog, after offset: Int64) throws -> (text: String, last: Int64)? {
+        let page = try log.events(after: offset, limit: 500)
         guard let last = page.last else { return nil }
         var text = ""
         for stored in page {
@@ -78,7 +109,6 @@ final class ChangeStream: ResponseStream, @unchecked Sendable {
             text += "id: \(stored.offset)\nevent: event\ndata: {\"event\":\(EventJSON.line(for: stored)),"
             text += "\"projection\":\(projection)}\n\n"
         }
-        lock.withLock { offset = last.offset }
-        return text
+        return (text, last.offset)
     }
 }

@@ -147,15 +147,32 @@ final class DaemonAPI: @unchecked Sendable {
         return number
     }
 
-    /// The request body as a JSON object.
+    /// The request body as a JSON object; a body that is not UTF-8 is
+    /// refused rather than stored with its bad bytes replaced.
     static func jsonObject(_ request: HTTPRequest) throws -> JSONValue {
+        guard let text = String(validating: request.body, as: UTF8.self) else {
+            throw APIError.badRequest("the body is not valid UTF-8 (byte \(invalidUTF8Offset(request.body)))")
+        }
         let value: JSONValue
         do {
-            value = try JSONValue.parse(String(decoding: request.body, as: UTF8.self))
+            value = try JSONValue.parse(text)
         } catch {
             throw APIError.badRequest("the body is not valid JSON: \(error)")
         }
         guard case .object = value else { throw APIError.badRequest("the body must be a JSON object") }
         return value
+    }
+
+    /// The offset of the first byte that does not belong to valid UTF-8.
+    private static func invalidUTF8Offset(_ bytes: [UInt8]) -> Int {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput, .error: return offset
+            }
+        }
     }
 }

@@ -54,29 +54,12 @@ extension DaemonAPI {
     }
 }
 
-/// Turns pieces of text into `next(maximum:)` slices.
-struct PendingBytes {
-    private var bytes: [UInt8] = []
-    private var start = 0
-
-    var isEmpty: Bool { start == bytes.count }
-
-    mutating func append(_ text: String) {
-        if start > 0 && start == bytes.count {
-            bytes.removeAll(keepingCapacity: true)
-            start = 0
-        }
-        bytes += Array(text.utf8)
-    }
-
-    mutating func take(_ maximum: Int) -> [UInt8] {
-        let end = min(bytes.count, start + maximum)
-        defer { start = end }
-        return Array(bytes[start..<end])
-    }
-}
-
 /// The body of `/events/all`: `{"events":[`, every event, `],"next_offset":null}`.
+/// A failed read, or the server closing it before the end, fails the
+/// stream, so the body ends without its final chunk and no client takes
+/// the events so far for the whole log.
+///
+/// `@unchecked Sendable`: its state is only touched with `lock` held.
 final class EventArrayStream: ResponseStream, @unchecked Sendable {
     private let reads: ReadReplica
     private let lock = NSLock()
@@ -91,11 +74,17 @@ final class EventArrayStream: ResponseStream, @unchecked Sendable {
         pending.append("{\"events\":[")
     }
 
-    func next(maximum: Int) -> [UInt8]? {
+    func next(maximum: Int) -> StreamChunk {
         lock.withLock {
             while pending.isEmpty {
-                if finished || closed { return nil }
-                guard let page = try? reads.read({ try $0.events(after: offset, limit: 1_000) }) else { return nil }
+                if finished { return .end }
+                if closed { return .failed("the daemon is shutting down; events after offset \(offset) were not sent") }
+                let page: [StoredEvent]
+                do {
+                    page = try reads.read { try $0.events(after: offset, limit: 1_000) }
+                } catch {
+                    return .failed("reading the events after offset \(offset) failed: \(error)")
+                }
                 guard let last = page.last else {
                     pending.append("],\"next_offset\":null}\n")
                     finished = true
@@ -105,7 +94,7 @@ final class EventArrayStream: ResponseStream, @unchecked Sendable {
                 pending.append((first ? "" : ",") + page.map(EventJSON.line(for:)).joined(separator: ","))
                 first = false
             }
-            return pending.take(maximum)
+            return .bytes(pending.take(maximum))
         }
     }
 

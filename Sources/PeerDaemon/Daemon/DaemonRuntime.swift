@@ -55,7 +55,7 @@ enum DaemonRuntime {
                 changes: changes,
                 settings: DaemonAPI.Settings(token: token, doubleTapWindowMs: settings.doubleTapWindowMs),
                 metrics: DaemonMetrics(), log: logger.write)
-            let service = HTTPAPIService(api: api)
+            let service = HTTPAPIService(api: api, log: logger.write)
             do {
                 let port = try service.start(on: address)
                 httpAddress = PeerAddress(host: address.host, port: port).description

@@ -1,5 +1,6 @@
 import Lifecycle
 import PeerNet
+import SyncProtocol
 
 /// The HTTP API as a service of the daemon's group: it serves from
 /// `start` on; when its task is cancelled (the first to stop), new requests
@@ -10,10 +11,10 @@ final class HTTPAPIService: Service, @unchecked Sendable {
     let api: DaemonAPI
     let server: HTTPServer
 
-    init(api: DaemonAPI) {
+    init(api: DaemonAPI, log: @escaping @Sendable (LogRecord) -> Void) {
         self.api = api
         let metrics = api.metrics
-        server = HTTPServer(handler: { api.handle($0) }, refused: { metrics.countRequest(status: $0) })
+        server = HTTPServer(handler: { api.handle($0) }, refused: { metrics.countRequest(status: $0) }, log: log)
     }
 
     /// Binds `address` and serves; returns the port.

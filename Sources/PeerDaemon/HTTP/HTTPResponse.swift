@@ -33,12 +33,3 @@ struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: .bytes(Array(text.utf8)))
     }
 }
-
-/// A response body produced while it is sent (the change stream).
-protocol ResponseStream: AnyObject, Sendable {
-    /// The next bytes, at most `maximum`, blocking until there are some;
-    /// nil ends the response.
-    func next(maximum: Int) -> [UInt8]?
-    /// Ends the stream: a blocked or later `next` returns nil.
-    func close()
-}

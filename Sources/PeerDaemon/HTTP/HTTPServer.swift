@@ -3,55 +3,122 @@ import Foundation
 import Glibc
 import Gossip
 import PeerNet
+import SyncProtocol
 
-/// An HTTP/1.1 server over libmicrohttpd: one thread per connection (at
-/// most `connectionLimit`), bodies buffered up to `maxBodyBytes` (larger
-/// ones get 413 without reaching the handler), and streamed responses for
-/// the change stream.
+/// An HTTP/1.1 server over libmicrohttpd without a thread per connection.
 ///
-/// `@unchecked Sendable`: libmicrohttpd calls in on its own threads; the
-/// only mutable state, the open streams, is guarded by `lock`.
+/// One libmicrohttpd thread polls every connection (epoll) and never
+/// blocks: once a request is complete, its connection is suspended and the
+/// handler runs on one of `Limits.workerThreads` workers, which resumes
+/// it with the response. Bodies are buffered up to `maxBodyBytes`; a larger
+/// one gets 413 as soon as it passes the limit, without reaching the
+/// handler. Streamed responses (the change stream) are pulled by the same
+/// workers and cost no thread while they wait (`StreamPump`).
+///
+/// ```swift
+/// let server = HTTPServer(handler: { _ in .json(200, "{}") })
+/// let port = try server.start(host: "127.0.0.1", port: 0)
+/// server.quiesce()
+/// server.stop()
+/// ```
+///
+/// `@unchecked Sendable`: libmicrohttpd calls in on its polling thread and
+/// workers call back; the open streams, the requests being handled and
+/// `stopping` are guarded by `lock`, the daemon handle is only set in
+/// `start` and `stop`.
 final class HTTPServer: @unchecked Sendable {
     typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     struct Limits: Sendable {
         var maxBodyBytes = 1 << 20
-        var connectionLimit: UInt32 = 256
-        /// Seconds an idle connection stays open.
-        var idleTimeoutSeconds: UInt32 = 30
+        /// Open connections at most, waiting change streams and idle
+        /// keep-alive ones included; lowered at start to what the process's
+        /// descriptor limit can hold (`DescriptorBudget`).
+        var connectionLimit: UInt32 = 1024
+        /// Seconds a connection may send and receive nothing before it is
+        /// closed: an idle keep-alive one, a client that stopped sending its
+        /// request or stopped reading. A suspended connection (its handler
+        /// running, its change stream waiting) does not time out in
+        /// libmicrohttpd 0.9.75, and the change stream's keepalive (15 s)
+        /// comes sooner anyway.
+        var idleTimeoutSeconds: UInt32 = 20
+        /// Threads that run handlers and pull streams.
+        var workerThreads = 4
+        /// libmicrohttpd's memory per connection: the request head must
+        /// fit in it (else 431); bodies are copied out as they arrive.
+        var memoryPerConnection = 128 << 10
+        /// How much a worker pulls from a stream at a time.
+        var streamPullBytes = 64 << 10
+        /// How often waiting streams are pulled anyway (the change stream
+        /// looks for events another process wrote, and for its keepalive).
+        var tickSeconds: TimeInterval = 1
     }
 
     let limits: Limits
-    private let handler: Handler
+    let handler: Handler
+    let pool: WorkerPool
     private var daemon: OpaquePointer?
+    private var ticker: Ticker?
+    private var errorHook: UnsafeMutablePointer<peersync_http_error_hook>?
     private let lock = NSLock()
-    private var streams: [ObjectIdentifier: any ResponseStream] = [:]
-    /// Signalled whenever a stream's response is finished.
+    private var streams: [ObjectIdentifier: StreamPump] = [:]
+    private var handling: [ObjectIdentifier: HTTPExchange] = [:]
+    private var stopping = false
+    /// Set once `stop` gave up waiting: from then on no connection may be
+    /// suspended, as libmicrohttpd must not stop with one suspended.
+    private var finalStop = false
+    /// Signalled whenever a stream's response or a handler is finished.
     private let drained = NSCondition()
-    /// Told the status of each response the server sends by itself (413).
-    private let refused: @Sendable (Int) -> Void
+    /// Told the status of each response the server sends by itself: 413,
+    /// and libmicrohttpd's own (400 for a malformed request…).
+    let refused: @Sendable (Int) -> Void
+    let log: @Sendable (LogRecord) -> Void
 
-    init(limits: Limits = Limits(), handler: @escaping Handler, refused: @escaping @Sendable (Int) -> Void = { _ in }) {
+    init(
+        limits: Limits = Limits(), handler: @escaping Handler, refused: @escaping @Sendable (Int) -> Void = { _ in },
+        log: @escaping @Sendable (LogRecord) -> Void = { _ in }
+    ) {
         self.limits = limits
         self.handler = handler
         self.refused = refused
+        self.log = log
+        pool = WorkerPool(threads: limits.workerThreads, name: "peerd-http")
+    }
+
+    deinit {
+        errorHook?.deallocate()
     }
 
     /// Listens on `host:port` (port 0 picks one) and returns the port.
     func start(host: String, port: UInt16) throws -> UInt16 {
-        let listener = try Socket.listen(host: host, port: port)
+        let connectionLimit = DescriptorBudget.connections(wanted: limits.connectionLimit)
+        if connectionLimit < limits.connectionLimit {
+            log(
+                LogRecord(
+                    .warning, "fewer HTTP connections than wanted: the descriptor limit (ulimit -n) is too low",
+                    [("connections", "\(connectionLimit)"), ("wanted", "\(limits.connectionLimit)")]))
+        }
+        let listener = try Socket.listen(host: host, port: port, backlog: Int32(min(connectionLimit, 4096)))
         let boundPort = listener.localPort
+        let hook = UnsafeMutablePointer<peersync_http_error_hook>.allocate(capacity: 1)
+        hook.initialize(
+            to: peersync_http_error_hook(
+                status: { context, status in
+                    Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().refused(Int(status))
+                }, context: Unmanaged.passUnretained(self).toOpaque()))
+        errorHook = hook
         // libmicrohttpd owns (and closes) its own descriptor of the socket.
         let descriptor = dup(listener.descriptor)
         let started = peersync_http_start(
-            descriptor, host.contains(":") ? 1 : 0, limits.connectionLimit, limits.idleTimeoutSeconds,
-            limits.maxBodyBytes + (64 << 10), Self.access, Unmanaged.passUnretained(self).toOpaque(), Self.completed,
-            nil)
+            descriptor, host.contains(":") ? 1 : 0, connectionLimit, limits.idleTimeoutSeconds,
+            limits.memoryPerConnection, Self.access, Unmanaged.passUnretained(self).toOpaque(), Self.completed, nil,
+            hook)
         guard let started else {
             close(descriptor)
             throw CommandError("cannot start the HTTP server on \(host):\(boundPort)")
         }
         daemon = started
+        ticker = Ticker(every: limits.tickSeconds, name: "peerd-http-tick") { [weak self] in self?.tick() }
         return boundPort
     }
 
@@ -62,149 +129,76 @@ final class HTTPServer: @unchecked Sendable {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    /// Ends every open stream, waits (up to `drainSeconds`) until their
-    /// responses are finished, so clients see a proper end of stream, then
-    /// stops the server and joins its threads.
+    /// Ends every open stream and waits (up to `drainSeconds`) until their
+    /// responses are finished, so clients see a proper end of stream, and
+    /// until running handlers answered; gives up on what is left (a stream
+    /// then ends without its final chunk, a request's connection closes
+    /// without a reply, or with 503), then stops the server and joins its
+    /// polling thread.
     func stop(drainSeconds: TimeInterval = 2) {
-        let open = lock.withLock { Array(streams.values) }
-        for stream in open { stream.close() }
+        let open = lock.withLock {
+            stopping = true
+            return Array(streams.values)
+        }
+        for pump in open {
+            pump.stream.close()
+            pump.wake()
+        }
         let deadline = Date(timeIntervalSinceNow: drainSeconds)
         drained.lock()
-        while lock.withLock({ !streams.isEmpty }) && drained.wait(until: deadline) {}
+        while lock.withLock({ !streams.isEmpty || !handling.isEmpty }) && drained.wait(until: deadline) {}
         drained.unlock()
+        // libmicrohttpd must not stop with a connection suspended: what is
+        // suspended now is resumed, and nothing is suspended any more.
+        let (leftStreams, leftRequests) = lock.withLock {
+            finalStop = true
+            return (Array(streams.values), Array(handling.values))
+        }
+        for pump in leftStreams { pump.abandon() }
+        for exchange in leftRequests { exchange.abandon() }
+        ticker?.stop()
         if let daemon { MHD_stop_daemon(daemon) }
         daemon = nil
+        pool.stop()
     }
 
-    // MARK: - libmicrohttpd callbacks
+    // MARK: - Bookkeeping for the callbacks
 
-    /// Per request: the body so far, kept in `*con_cls` between calls.
-    private final class Upload {
-        var body: [UInt8] = []
-        var tooLarge = false
-    }
-
-    private static let access: MHD_AccessHandlerCallback = {
-        context, connection, url, method, _, uploadData, uploadSize, state in
-        let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
-        guard let connection, let state, let uploadSize else { return .NO }
-        guard let pointer = state.pointee else {
-            // First call: headers only. Refuse a declared oversized body at once.
-            let upload = Upload()
-            state.pointee = Unmanaged.passRetained(upload).toOpaque()
-            if let length = header(connection, "Content-Length").flatMap(Int.init), length > server.limits.maxBodyBytes
-            {
-                upload.tooLarge = true
-                return server.queue(server.tooLarge(), on: connection)
-            }
-            return .YES
+    /// A stream's response was queued; during shutdown it is closed at
+    /// once, and given up on once `stop` stopped waiting.
+    func opened(_ pump: StreamPump) {
+        let (closing, givenUp) = lock.withLock {
+            streams[ObjectIdentifier(pump)] = pump
+            return (stopping, finalStop)
         }
-        let upload = Unmanaged<Upload>.fromOpaque(pointer).takeUnretainedValue()
-        if uploadSize.pointee > 0 {
-            if !upload.tooLarge {
-                if upload.body.count + uploadSize.pointee > server.limits.maxBodyBytes {
-                    upload.tooLarge = true
-                    upload.body = []
-                } else if let uploadData {
-                    uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
-                        upload.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
-                    }
-                }
-            }
-            uploadSize.pointee = 0
-            return .YES
-        }
-        if upload.tooLarge { return server.queue(server.tooLarge(), on: connection) }
-        let request = HTTPRequest(
-            method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
-            query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
-            headers: values(connection, .HEADER_KIND, lowercased: true), body: upload.body)
-        return server.queue(server.handler(request), on: connection)
+        if closing { pump.stream.close() }
+        if givenUp { pump.abandon() }
     }
 
-    private static let completed: MHD_RequestCompletedCallback = { _, _, state, _ in
-        guard let state, let pointer = state.pointee else { return }
-        Unmanaged<Upload>.fromOpaque(pointer).release()
-        state.pointee = nil
+    /// A stream's response was freed.
+    func closed(_ pump: StreamPump) {
+        lock.withLock { _ = streams.removeValue(forKey: ObjectIdentifier(pump)) }
+        drained.withLock { drained.broadcast() }
     }
 
-    private func tooLarge() -> HTTPResponse {
-        refused(413)
-        return .error(413, "too_large", "the request body is larger than \(limits.maxBodyBytes) bytes")
-    }
-
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-        let created: OpaquePointer?
-        switch response.body {
-        case .bytes(let bytes):
-            created = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(
-                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
-                    MHD_ResponseMemoryMode(rawValue: 2)!)  // MHD_RESPMEM_MUST_COPY
-            }
-        case .stream(let stream):
-            lock.withLock { streams[ObjectIdentifier(stream)] = stream }
-            let box = StreamBox(stream: stream, server: self)
-            created = MHD_create_response_from_callback(
-                UInt64.max, 16 << 10, Self.readStream, Unmanaged.passRetained(box).toOpaque(), Self.freeStream)
-        }
-        guard let created else { return .NO }
-        for (name, value) in response.headers { MHD_add_response_header(created, name, value) }
-        let result = MHD_queue_response(connection, UInt32(response.status), created)
-        MHD_destroy_response(created)
-        return result
-    }
-
-    private final class StreamBox {
-        let stream: any ResponseStream
-        weak var server: HTTPServer?
-
-        init(stream: any ResponseStream, server: HTTPServer) {
-            self.stream = stream
-            self.server = server
+    /// A request's handler is about to run; false once `stop` stopped
+    /// waiting for handlers.
+    func handlingBegan(_ exchange: HTTPExchange) -> Bool {
+        lock.withLock {
+            guard !finalStop else { return false }
+            handling[ObjectIdentifier(exchange)] = exchange
+            return true
         }
     }
 
-    private static let readStream: MHD_ContentReaderCallback = { context, _, buffer, maximum in
-        let box = Unmanaged<StreamBox>.fromOpaque(context!).takeUnretainedValue()
-        guard let buffer, let bytes = box.stream.next(maximum: maximum) else { return -1 }  // end of stream
-        bytes.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        return bytes.count
+    /// A request's handler answered (or was given up on).
+    func handlingEnded(_ exchange: HTTPExchange) {
+        lock.withLock { _ = handling.removeValue(forKey: ObjectIdentifier(exchange)) }
+        drained.withLock { drained.broadcast() }
     }
 
-    private static let freeStream: MHD_ContentReaderFreeCallback = { context in
-        let box = Unmanaged<StreamBox>.fromOpaque(context!).takeRetainedValue()
-        box.stream.close()
-        guard let server = box.server else { return }
-        server.lock.withLock { _ = server.streams.removeValue(forKey: ObjectIdentifier(box.stream)) }
-        server.drained.withLock { server.drained.broadcast() }
-    }
-
-    private static func header(_ connection: OpaquePointer, _ name: String) -> String? {
-        MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
-    }
-
-    /// Every header or query argument of the request.
-    private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String]
-    {
-        final class Collected {
-            var values: [String: String] = [:]
-            let lowercased: Bool
-            init(lowercased: Bool) { self.lowercased = lowercased }
-        }
-        let collected = Collected(lowercased: lowercased)
-        withExtendedLifetime(collected) {
-            _ = MHD_get_connection_values(
-                connection, kind,
-                { context, _, key, value in
-                    let collected = Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue()
-                    guard let key else { return .YES }
-                    let name = String(cString: key)
-                    collected.values[collected.lowercased ? name.lowercased() : name] =
-                        value.map { String(cString: $0) } ?? ""
-                    return .YES
-                }, Unmanaged.passUnretained(collected).toOpaque())
-        }
-        return collected.values
+    /// Pulls every waiting stream once (the ticker's thread).
+    private func tick() {
+        for pump in lock.withLock({ Array(streams.values) }) { pump.tick() }
     }
 }

@@ -28,20 +28,40 @@ final class RawConnection {
 
     deinit { close(descriptor) }
 
-    /// Sends what the daemon accepts; a daemon that already closed the
-    /// connection (EPIPE, ECONNRESET) ends the sending quietly.
-    func send(_ bytes: [UInt8]) {
+    /// Sends what the daemon accepts and returns how many bytes that was; a
+    /// daemon that already closed the connection (EPIPE, ECONNRESET) ends
+    /// the sending quietly.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Int {
         var sent = 0
         while sent < bytes.count {
             let written = bytes[sent...].withUnsafeBytes {
                 Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
-            guard written > 0 else { return }
+            guard written > 0 else { return sent }
             sent += written
         }
+        return sent
+    }
+
+    /// Waits up to `milliseconds` for something to read (or the end).
+    func waitReadable(milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, milliseconds) == 1
+    }
+
+    /// True while the daemon keeps the connection open: nothing to read and
+    /// no end of stream, right now.
+    var isOpen: Bool {
+        var byte: UInt8 = 0
+        let peeked = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
     }
 
     func closeWrite() { shutdown(descriptor, Int32(SHUT_WR)) }
+
+    /// Ends the connection both ways (the descriptor is closed on deinit).
+    func hangUp() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     /// Reads until `count` bytes arrived, the peer closed, or a read timed out.
     func receive(count: Int) -> [UInt8] {
