@@ -103,6 +103,14 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// The column's text as UTF-8 bytes, read in place (no `String` is
+    /// made); the buffer is valid only inside `body`.
+    func withText<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+    }
+
     /// True when the column's text is byte for byte `string`, without making a `String`.
     func text(_ column: Int32, equals string: String) -> Bool {
         let pointer = sqlite3_column_text(handle, column)

@@ -74,6 +74,9 @@ public final class EventLog {
     /// The fold of the events the projection rows do not hold yet; nil
     /// until a transaction has read it (`syncPending()`).
     var pending: PendingProjections?
+    /// The last state hash and the `PRAGMA data_version` it was read at;
+    /// dropped by every write of this log (which does not move that counter).
+    var keptStateHash: (dataVersion: Int64, hex: String)?
 
     private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
         self.path = path
@@ -177,7 +180,8 @@ public final class EventLog {
     /// pending fold are dropped when it fails, since they may name rows that
     /// were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
-        try EventLog.withWrappedErrors(path: path) {
+        keptStateHash = nil
+        return try EventLog.withWrappedErrors(path: path) {
             do {
                 return try db.writeTransaction(body)
             } catch {
