@@ -22,7 +22,9 @@ final class SQLiteStatement {
         let rc = sqlite3_prepare_v3(
             connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(code: rc, message: connection.lastErrorMessage, sql: sql)
+            throw SQLiteError(
+                code: rc, message: connection.lastErrorMessage, sql: sql,
+                systemErrno: sqlite3_system_errno(connection.handle))
         }
         self.handle = statement
         self.connection = connection
@@ -135,6 +137,8 @@ final class SQLiteStatement {
     }
 
     private func failure(_ rc: Int32) -> SQLiteError {
-        SQLiteError(code: rc, message: connection.lastErrorMessage, sql: sql)
+        SQLiteError(
+            code: rc, message: connection.lastErrorMessage, sql: sql,
+            systemErrno: sqlite3_system_errno(connection.handle))
     }
 }
