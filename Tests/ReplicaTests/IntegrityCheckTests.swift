@@ -90,6 +90,16 @@ struct IntegrityCheckTests {
         #expect(report.findings.contains { $0.kind == .chain && $0.entityID == "b3" })
     }
 
+    @Test("With refold, an entity whose only event was deleted has a chain head that points nowhere")
+    func chainHeadPointsNowhere() throws {
+        do { try makeLog() }
+        try RawSQL.execute(path, "DELETE FROM events WHERE entity = (SELECT id FROM entities WHERE entity_id = 'own2')")
+        let report = try readOnly().checkIntegrity(refold: true)
+        #expect(report.findings.map(\.kind) == [.gap, .chain, .projection])
+        #expect(report.findings[1].entityID == "own2")
+        #expect(report.findings[1].detail.hasSuffix("is not one of its stored events"))
+    }
+
     @Test("A head_seq that disagrees with the stored events is reported for its feed")
     func headMismatch() throws {
         do { try makeLog() }

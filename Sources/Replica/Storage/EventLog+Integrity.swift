@@ -223,7 +223,10 @@ private struct IntegrityCheck {
                 continue
             }
             let chain = try log.storedEventsWithEntity("", [.int(head)], select: EventLog.entityChainSelect)
-            if chain.count != count || chain.contains(where: { $0.entityRow != row }) {
+            if chain.first?.stored.offset != head {
+                report.findings.append(
+                    finding(.chain, "its chain head, offset \(head), is not one of its stored events"))
+            } else if chain.count != count || chain.contains(where: { $0.entityRow != row }) {
                 report.findings.append(
                     finding(.chain, "its chain from offset \(head) reaches \(chain.count) events, \(count) are stored"))
             }
