@@ -11,7 +11,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The SQL that failed, when there was one.
     public let sql: String?
     /// `sqlite3_system_errno` when the call failed: the `errno` of the
-    /// system call behind an I/O failure (`ENOSPC`, `EIO`, ...), else 0.
+    /// system call behind an I/O failure (`ENOSPC`, `EIO`, ...); 0 when
+    /// there was none, or SQLite did not keep it (a failed commit often
+    /// loses it to the rollback that follows).
     public let systemErrno: Int32
 
     init(code: Int32, message: String, sql: String?, systemErrno: Int32 = 0) {
@@ -33,9 +35,11 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// What kind of storage fault this is, or nil when it is not one (a
     /// constraint, a busy database, a mistake in the SQL).
     ///
+    /// A failed write with `errno` `ENOSPC` is `.diskFull` whether SQLite
+    /// reported it as `SQLITE_FULL` or as an I/O error.
+    ///
     /// ```swift
-    /// SQLiteError(code: SQLITE_IOERR_WRITE, message: "disk I/O error", sql: nil, systemErrno: ENOSPC).faultKind
-    /// // .diskFull
+    /// if let kind = (error as? SQLiteError)?.faultKind { print("storage fault: \(kind)") }
     /// ```
     public var faultKind: StorageFault.Kind? {
         switch primaryCode {
