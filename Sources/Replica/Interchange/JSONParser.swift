@@ -9,7 +9,7 @@
 ///   slower; 2.8–4.3× even when handed `Data` already), and `JSONDecoder`
 ///   decoding a `JSONValue` 12.7–13.7 µs (16×; it tries each type in
 ///   turn). On 36–260-byte payloads and whole event lines the ratios were
-///   2.2–3.4× and 10–18×. Decoding an `ItemEvent` through this parser and
+///   2.1–3.4× and 10–18×. Decoding an `ItemEvent` through this parser and
 ///   `JSONValueDecoder` took 1.4 µs against `JSONDecoder`'s 3.5–3.9 µs.
 /// - **Types the canonical form needs.** `JSONSerialization` returns
 ///   `NSNumber` for `true`, `1` and `1.0` alike (a boolean is told apart
