@@ -10,6 +10,7 @@ let commands: [Command] = [
     ItemCommands.all,
     ReadCommands.all,
     TransferCommands.all,
+    [CheckCommand.command],
     [DemoCommand.command],
 ].flatMap { $0 }
 

@@ -4,7 +4,8 @@ import Testing
 
 @testable import Replica
 
-/// SHA-256 against the FIPS 180-4 vectors and the system's sha256sum.
+/// The SHA-256 wrapper over libsodium against the FIPS 180-4 vectors and the
+/// system's sha256sum: the state hash is defined as SHA-256, byte for byte.
 @Suite("SHA-256")
 struct SHA256Tests {
     private func hex(_ bytes: [UInt8]) -> String {
@@ -50,6 +51,35 @@ struct SHA256Tests {
         }
         pieces.update(message[start...])
         #expect(pieces.finalizeHex() == hex(message))
+    }
+
+    @Test("Bytes in a raw buffer, an array slice and a string hash alike, and finalize starts over")
+    func everyInputFormHashesAlike() {
+        let text = "The quick brown fox jumps over the lazy dog"
+        let bytes = Array(text.utf8)
+        var fromBuffer = SHA256()
+        bytes.withUnsafeBytes { fromBuffer.update($0) }
+        var fromSlice = SHA256()
+        fromSlice.update(bytes[...])
+        var fromText = SHA256()
+        fromText.update(text)
+        let expected = "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"
+        #expect(fromBuffer.finalizeHex() == expected)
+        #expect(fromSlice.finalizeHex() == expected)
+        #expect(fromText.finalizeHex() == expected)
+        // After finalize the value is a fresh, empty hash again.
+        #expect(fromText.finalizeHex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
+    @Test("A copy carries on independently of the original")
+    func copiesAreIndependent() {
+        var first = SHA256()
+        first.update("ab")
+        var second = first
+        first.update("c")
+        second.update("d")
+        #expect(first.finalizeHex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(second.finalizeHex() == "a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9")
     }
 
     @Test("Digests around the block and padding boundaries match sha256sum")

@@ -246,7 +246,6 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             health.faults += 1
             guard health.fault == nil else { return false }
             health.fault = fault
-            health.message = "\(underlying)"
             health.sinceMs = Int64(Date().timeIntervalSince1970 * 1000)
             return true
         }
@@ -254,23 +253,18 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         logger(
             LogRecord(
                 .error, "storage degraded",
-                [
-                    ("fault", fault.rawValue), ("while", what ?? "write"), ("error", "\(underlying)"),
-                    ("advice", StorageHealth.advice(for: fault)),
-                ]))
+                [("fault", fault.kind.rawValue), ("while", what ?? "write"), ("error", fault.description)]))
     }
 
-    /// A write succeeded: a full disk or an I/O error is over. A damaged
-    /// file stays degraded: a write that misses the damage proves nothing.
+    /// A write succeeded: a fault that heals (a full disk, say) is over.
     private func recovered() {
-        let was = healthState.withLock { health -> StorageHealth.Fault? in
-            guard let fault = health.fault, fault != .damaged else { return nil }
+        let was = healthState.withLock { health -> StorageFault? in
+            guard let fault = health.fault, StorageHealth.heals(fault) else { return nil }
             health.fault = nil
-            health.message = nil
             health.sinceMs = nil
             return fault
         }
-        if let was { logger(LogRecord(.info, "storage recovered", [("fault", was.rawValue)])) }
+        if let was { logger(LogRecord(.info, "storage recovered", [("fault", was.kind.rawValue)])) }
     }
 }
 

@@ -20,14 +20,25 @@ struct DataDirectory: Sendable {
 
     /// Opens the replica's event log, with a hint when there is none.
     func openLog() throws -> EventLog {
-        try requireReplica()
-        return try EventLog.open(at: databasePath)
+        try opening { try EventLog.open(at: databasePath) }
     }
 
-    /// Throws, with a hint, when the directory holds no replica.
-    func requireReplica() throws {
+    /// Opens the replica's storage for a daemon (`StorageExecutor`).
+    func openStorage(logger: @escaping @Sendable (LogRecord) -> Void) throws -> StorageExecutor {
+        try opening { try StorageExecutor(path: databasePath, logger: logger) }
+    }
+
+    /// Runs `open` with a hint when the directory holds no replica, and in
+    /// a person's words when the disk is full.
+    private func opening<T>(_ open: () throws -> T) throws -> T {
         guard FileManager.default.fileExists(atPath: databasePath) else {
             throw CommandError("no replica in \(path); run `peerd init --data \(path)` first")
+        }
+        do {
+            return try open()
+        } catch let error as EventLogError where error.storageFault?.kind == .diskFull {
+            // Opening writes SQLite's -wal and -shm files when they are missing.
+            throw CommandError("cannot open \(databasePath): the disk is full; free some space and start again")
         }
     }
 
@@ -65,6 +76,71 @@ struct DataDirectory: Sendable {
         } catch {
             try? FileManager.default.removeItem(atPath: clusterKeyPath)
             throw error
+        }
+    }
+}
+
+extension DataDirectory {
+    /// Writes `bytes` as the file `name` in the directory: to
+    /// `name.partial`, then renamed into place, so a reader never sees half
+    /// a file. On failure the partial file is removed and the error says
+    /// what to do ("… the disk is full …; free some space and start again").
+    func replaceFile(named name: String, with bytes: [UInt8]) throws {
+        let target = (path as NSString).appendingPathComponent(name)
+        let partial = target + ".partial"
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw CommandError.cannotWrite(target, errno: errno) }
+        var failure = bytes.withUnsafeBytes { Self.writeAll($0, to: descriptor, at: 0) }
+        if close(descriptor) != 0 && failure == 0 { failure = errno }
+        if failure == 0 && rename(partial, target) != 0 { failure = errno }
+        guard failure == 0 else {
+            unlink(partial)
+            throw CommandError.cannotWrite(target, errno: failure)
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` of `descriptor`, retrying
+    /// interrupted and short writes; returns 0, or the `errno` of the
+    /// write that failed.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, at offset: off_t) -> Int32 {
+        var done = 0
+        while done < bytes.count {
+            let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, offset + off_t(done))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return count < 0 ? errno : EIO }
+            done += count
+        }
+        return 0
+    }
+}
+
+extension CommandError {
+    /// A file of the data directory that could not be written: the file,
+    /// the system's reason, and what to do.
+    ///
+    /// ```swift
+    /// CommandError.cannotWrite("/var/lib/peerd/daemon.json", errno: ENOSPC)
+    /// // cannot write /var/lib/peerd/daemon.json: the disk is full (No space left on device); free some space and start again
+    /// ```
+    static func cannotWrite(_ path: String, errno code: Int32) -> CommandError {
+        let reason = String(cString: strerror(code))
+        let directory = (path as NSString).deletingLastPathComponent
+        switch code {
+        case ENOSPC, EDQUOT:
+            return CommandError("cannot write \(path): the disk is full (\(reason)); free some space and start again")
+        case EROFS:
+            return CommandError(
+                "cannot write \(path): the file system is read-only (\(reason)); make it writable and start again")
+        case EACCES, EPERM:
+            return CommandError(
+                "cannot write \(path): permission denied (\(reason)); make \(directory) writable for this user "
+                    + "and start again")
+        case EIO:
+            return CommandError(
+                "cannot write \(path): the disk reported an I/O error (\(reason)); check the disk (dmesg), then "
+                    + "run `peerd check`")
+        default:
+            return CommandError("cannot write \(path): \(reason)")
         }
     }
 }

@@ -17,13 +17,12 @@ struct DaemonInfo: Codable {
         (directory.path as NSString).appendingPathComponent("daemon.json")
     }
 
+    /// Writes the file beside its place and renames it there; a failure
+    /// (a full disk, say) leaves no partial file and says what to do.
     func write(in directory: DataDirectory) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let path = Self.path(in: directory)
-        let partial = path + ".partial"
-        try encoder.encode(self).write(to: URL(fileURLWithPath: partial))
-        guard rename(partial, path) == 0 else { throw CommandError("cannot replace \(path): errno \(errno)") }
+        try directory.replaceFile(named: "daemon.json", with: Array(try encoder.encode(self)))
     }
 
     static func remove(in directory: DataDirectory) {

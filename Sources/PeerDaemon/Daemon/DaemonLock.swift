@@ -19,9 +19,7 @@ final class DaemonLock: Sendable {
     static func acquire(_ directory: DataDirectory) throws -> DaemonLock {
         let path = path(in: directory)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw CommandError("cannot open \(path): \(String(cString: strerror(errno)))")
-        }
+        guard descriptor >= 0 else { throw CommandError.cannotWrite(path, errno: errno) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let pid = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(
                 in: .whitespacesAndNewlines)
@@ -30,9 +28,15 @@ final class DaemonLock: Sendable {
                 "another peerd (pid \(pid.flatMap { $0.isEmpty ? nil : $0 } ?? "?")) is already running on "
                     + "\(directory.path); one daemon per data directory")
         }
-        let pid = "\(getpid())\n"
-        _ = ftruncate(descriptor, 0)
-        _ = pid.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        // The pid is the first thing a start writes: on a full disk (or a
+        // failing one) it stops here, with the reason, before anything else.
+        let pid = Array("\(getpid())\n".utf8)
+        var failure = ftruncate(descriptor, 0) == 0 ? 0 : errno
+        if failure == 0 { failure = pid.withUnsafeBytes { DataDirectory.writeAll($0, to: descriptor, at: 0) } }
+        guard failure == 0 else {
+            close(descriptor)
+            throw CommandError.cannotWrite(path, errno: failure)
+        }
         return DaemonLock(descriptor: descriptor)
     }
 

@@ -34,8 +34,7 @@ enum DaemonRuntime {
         let clusterKey = try directory.readClusterKey()
         let token = try settings.tokenFile.map { try TokenFile.read($0) }
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
-        try directory.requireReplica()
-        let storage = try StorageExecutor(path: directory.databasePath, logger: logger.write)
+        let storage = try directory.openStorage(logger: logger.write)
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
 

@@ -11,16 +11,18 @@ final class SQLiteConnection {
     /// the SQL text on every call was a visible cost per stored event.
     private var literalStatements: [UnsafeRawPointer: SQLiteStatement] = [:]
 
-    /// Opens (and with `create`, creates) the database at `path`.
-    init(path: String, create: Bool) throws {
+    /// Opens (and with `create`, creates) the database at `path`; with
+    /// `readOnly`, for reading only (every write fails with `SQLITE_READONLY`).
+    init(path: String, create: Bool, readOnly: Bool = false) throws {
         var db: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
-        if create { flags |= SQLITE_OPEN_CREATE }
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let systemErrno = db.map { sqlite3_system_errno($0) } ?? 0
             if let db { sqlite3_close_v2(db) }
-            throw SQLiteError(code: rc, message: message, sql: nil)
+            throw SQLiteError(code: rc, message: message, sql: nil, systemErrno: systemErrno)
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
@@ -39,7 +41,7 @@ final class SQLiteConnection {
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: rc, message: message, sql: sql)
+            throw SQLiteError(code: rc, message: message, sql: sql, systemErrno: sqlite3_system_errno(handle))
         }
     }
 

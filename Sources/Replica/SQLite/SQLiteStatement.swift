@@ -22,7 +22,9 @@ final class SQLiteStatement {
         let rc = sqlite3_prepare_v3(
             connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(code: rc, message: connection.lastErrorMessage, sql: sql)
+            throw SQLiteError(
+                code: rc, message: connection.lastErrorMessage, sql: sql,
+                systemErrno: sqlite3_system_errno(connection.handle))
         }
         self.handle = statement
         self.connection = connection
@@ -103,6 +105,14 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// The column's text as UTF-8 bytes, read in place (no `String` is
+    /// made); the buffer is valid only inside `body`.
+    func withText<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+    }
+
     /// True when the column's text is byte for byte `string`, without making a `String`.
     func text(_ column: Int32, equals string: String) -> Bool {
         let pointer = sqlite3_column_text(handle, column)
@@ -127,6 +137,8 @@ final class SQLiteStatement {
     }
 
     private func failure(_ rc: Int32) -> SQLiteError {
-        SQLiteError(code: rc, message: connection.lastErrorMessage, sql: sql)
+        SQLiteError(
+            code: rc, message: connection.lastErrorMessage, sql: sql,
+            systemErrno: sqlite3_system_errno(connection.handle))
     }
 }

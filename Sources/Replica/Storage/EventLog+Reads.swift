@@ -161,7 +161,7 @@ extension EventLog {
     /// SQLite's `PRAGMA data_version`. Polling it is how a daemon notices
     /// local events it did not write itself.
     public func externalChangeCounter() throws -> Int64 {
-        try db.scalarInt("PRAGMA data_version") ?? 0
+        try EventLog.withWrappedErrors(path: path) { try db.scalarInt("PRAGMA data_version") ?? 0 }
     }
 
     /// The quarantined events (forks and invalid events), oldest first.

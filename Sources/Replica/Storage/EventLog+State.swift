@@ -39,25 +39,40 @@ extension EventLog {
     ///
     /// Hashed, in `(entity_type, entity_id)` byte order, per entity:
     /// `entity_type 0x00 entity_id 0x00 state-json 0x0A`.
+    ///
+    /// ```swift
+    /// let hash = try log.stateHash()  // 64 hex digits; "e3b0c442…" for a log that folded nothing
+    /// ```
+    ///
+    /// Hashing reads every projection (some 25 ms for 20,000 items), so the
+    /// result is kept while the database does not change: until this log
+    /// writes, or another connection commits (`PRAGMA data_version` moves).
     public func stateHash() throws -> String {
         try read {
+            let version = try db.scalarInt("PRAGMA data_version") ?? 0
+            if let kept = keptStateHash, kept.dataVersion == version { return kept.hex }
             try syncPending()
             let statement = try db.cached(
                 "SELECT id, entity_type, entity_id, state FROM entities ORDER BY entity_type, entity_id")
             var hash = SHA256()
+            let separator: [UInt8] = [0]
+            let newline: [UInt8] = [0x0A]
             while try statement.step() {
                 let entityRow = statement.int64(0)
                 // Encoded in place, so the text is kept for the next hash and the row write.
                 let pendingJSON = pending?.states[entityRow]?.encoded()
                 guard pendingJSON != nil || !statement.isNull(3) else { continue }
-                hash.update(statement.text(1))
-                hash.update([0])
-                hash.update(statement.text(2))
-                hash.update([0])
-                if let pendingJSON { hash.update(pendingJSON) } else { hash.update(statement.text(3)) }
-                hash.update([0x0A])
+                // Column bytes are hashed where SQLite holds them: no String per column.
+                statement.withText(1) { hash.update($0) }
+                hash.update(separator)
+                statement.withText(2) { hash.update($0) }
+                hash.update(separator)
+                if let pendingJSON { hash.update(pendingJSON) } else { statement.withText(3) { hash.update($0) } }
+                hash.update(newline)
             }
-            return hash.finalizeHex()
+            let hex = hash.finalizeHex()
+            keptStateHash = (version, hex)
+            return hex
         }
     }
 

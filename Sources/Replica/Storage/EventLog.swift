@@ -34,6 +34,10 @@ public final class EventLog {
         public var eventIDs: @Sendable () -> UUID = { UUID.random() }
         /// When the projection rows are written.
         public var projectionWrites = ProjectionWrites()
+        /// Opens the file for reading only (`open` alone; `create` ignores
+        /// it): nothing is migrated or written, and every write fails with a
+        /// `.readOnly` storage fault. For a check beside a running daemon.
+        public var readOnly = false
 
         /// When the projection rows are written. Reads always see every
         /// stored event folded, whatever the rows hold (docs/storage.md).
@@ -76,6 +80,9 @@ public final class EventLog {
     var pending: PendingProjections?
     /// Transactions open now: a read inside one joins it instead of beginning its own.
     private var transactionDepth = 0
+    /// The last state hash and the `PRAGMA data_version` it was read at;
+    /// dropped by every write of this log (which does not move that counter).
+    var keptStateHash: (dataVersion: Int64, hex: String)?
 
     private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
         self.path = path
@@ -107,12 +114,15 @@ public final class EventLog {
     public static func open(at path: String, options: Options = Options()) throws -> EventLog {
         guard FileManager.default.fileExists(atPath: path) else { throw EventLogError.notFound(path: path) }
         return try withWrappedErrors(path: path) {
-            let db = try SQLiteConnection(path: path, create: false)
+            let db = try SQLiteConnection(path: path, create: false, readOnly: options.readOnly)
             let version = try checkIdentity(db, path: path)
             // A statement left on a row would lock the schema against a migration.
             db.finishStatements()
             try configure(db, options: options)
             if version < Schema.currentVersion {
+                guard !options.readOnly else {
+                    throw EventLogError.needsMigration(path: path, found: version, current: Schema.currentVersion)
+                }
                 try db.writeTransaction { try migrate(db, from: version) }
             }
             let replicaID = try readMeta(db, "replica_id")
@@ -142,10 +152,11 @@ public final class EventLog {
     }
 
     private static func configure(_ db: SQLiteConnection, options: Options) throws {
+        try db.execute("PRAGMA busy_timeout = 10000")
+        // The journal mode is the file's: a reader takes it as it is.
+        if !options.readOnly { try db.execute("PRAGMA journal_mode = WAL") }
         try db.execute(
             """
-            PRAGMA busy_timeout = 10000;
-            PRAGMA journal_mode = WAL;
             PRAGMA synchronous = \(options.durability.rawValue);
             PRAGMA cache_size = -65536;
             PRAGMA wal_autocheckpoint = 10000;
@@ -179,6 +190,7 @@ public final class EventLog {
     /// pending fold are dropped when it fails, since they may name rows that
     /// were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
+        keptStateHash = nil
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         return try EventLog.withWrappedErrors(path: path) {

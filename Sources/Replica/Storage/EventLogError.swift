@@ -1,5 +1,10 @@
 /// Why the event log refused or failed an operation. Every case says what
 /// happened and what to do; nothing was changed when one is thrown.
+///
+/// Two families: refusals of what was asked (an invalid event, nothing to
+/// undo, a foreign file), which retrying unchanged will not fix, and
+/// *storage faults* (``storageFault``), where the file or the disk under it
+/// needs a person.
 public enum EventLogError: Error, CustomStringConvertible, Sendable {
     /// The file exists but is not a PeerSync database.
     case notAPeerSyncDatabase(path: String, reason: String)
@@ -7,6 +12,9 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
     case corrupt(path: String, reason: String)
     /// The database was written by a newer PeerSync.
     case newerSchema(path: String, found: Int, supported: Int)
+    /// A read-only open found a schema older than this build's, which
+    /// only a read-write open migrates.
+    case needsMigration(path: String, found: Int, current: Int)
     /// `create` found a database already there.
     case alreadyExists(path: String)
     /// `open` found no database.
@@ -19,18 +27,41 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
     case undoLimitReached(entityType: String, entityID: String, limit: Int)
     /// The disk is full; the transaction was rolled back.
     case diskFull(path: String)
-    /// Any other storage failure.
+    /// The storage failed otherwise: an I/O error, or a file that cannot
+    /// be written (read-only, moved or deleted). See ``StorageFault``.
+    case storageFailed(StorageFault)
+    /// Any other SQLite failure (never a storage fault: those are the
+    /// three cases above).
     case storage(SQLiteError)
+
+    /// The storage fault behind this error, or nil when it is a refusal.
+    ///
+    /// ```swift
+    /// if let fault = (error as? EventLogError)?.storageFault, fault.kind == .damaged { print(fault) }
+    /// ```
+    public var storageFault: StorageFault? {
+        switch self {
+        case .corrupt(let path, let reason): return StorageFault(kind: .damaged, path: path, detail: reason)
+        case .diskFull(let path):
+            return StorageFault(kind: .diskFull, path: path, detail: "database or disk is full")
+        case .storageFailed(let fault): return fault
+        default: return nil
+        }
+    }
 
     public var description: String {
         switch self {
         case .notAPeerSyncDatabase(let path, let reason):
             return "\(path) is not a PeerSync database (\(reason)); refusing to touch it"
-        case .corrupt(let path, let reason):
-            return "\(path) is damaged or not a database (\(reason)); restore it from a backup or a peer"
+        case .corrupt, .diskFull, .storageFailed:
+            return storageFault!.description
         case .newerSchema(let path, let found, let supported):
             return
                 "\(path) has schema version \(found), newer than this peerd supports (\(supported)); upgrade peerd"
+        case .needsMigration(let path, let found, let current):
+            return
+                "\(path) has schema version \(found), older than this peerd's (\(current)); it is migrated when "
+                + "opened for writing (`peerd status` does), not when opened read-only"
         case .alreadyExists(let path):
             return "a PeerSync database already exists at \(path); refusing to overwrite it"
         case .notFound(let path):
@@ -41,8 +72,6 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
             return "\(type) \(id) has no event to undo"
         case .undoLimitReached(let type, let id, let limit):
             return "\(type) \(id) already has \(limit) consecutive undos, the limit"
-        case .diskFull(let path):
-            return "the disk holding \(path) is full; nothing was written; free space and retry"
         case .storage(let error):
             return error.description
         }
@@ -50,11 +79,17 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
 }
 
 extension EventLogError {
-    /// Maps a low-level failure to the error a user should see.
+    /// Maps a low-level failure to the error a user should see: every
+    /// SQLite storage fault becomes one that names the file.
     static func wrapping(_ error: Error, path: String) -> Error {
         guard let sqlite = error as? SQLiteError else { return error }
-        if sqlite.isDiskFull { return EventLogError.diskFull(path: path) }
-        if sqlite.isCorruptOrNotADatabase { return EventLogError.corrupt(path: path, reason: sqlite.message) }
-        return EventLogError.storage(sqlite)
+        switch sqlite.faultKind {
+        case .diskFull: return EventLogError.diskFull(path: path)
+        case .damaged: return EventLogError.corrupt(path: path, reason: sqlite.messageWithSystemReason)
+        case .some(let kind):
+            return EventLogError.storageFailed(
+                StorageFault(kind: kind, path: path, detail: sqlite.messageWithSystemReason))
+        case nil: return EventLogError.storage(sqlite)
+        }
     }
 }
