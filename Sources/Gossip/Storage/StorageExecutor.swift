@@ -135,10 +135,27 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         let wanted = ranges.reduce(0) { $0 + Int(clamping: $1.seqs.count) }
         let lane = min(wanted, maxEvents) <= Self.liveReadEvents ? live : bulk
         lane.run { log in
-            let page = LogStorage.read(log, ranges: ranges, maxEvents: maxEvents, maxBytes: maxBytes)
+            let page = StorageExecutor.readServingWhatIsReadable(log, ranges, maxEvents: maxEvents, maxBytes: maxBytes)
             if case .failure(let failure) = page { self.noteFailure(failure, what: "read events") }
             completion(page)
         }
+    }
+
+    /// A page; when the file is damaged somewhere in it, the longest
+    /// shorter page that can still be read (halving down to one event), so
+    /// a peer still gets the events before the damage.
+    private static func readServingWhatIsReadable(
+        _ log: EventLog, _ ranges: [FeedRange], maxEvents: Int, maxBytes: Int
+    ) -> Result<[Event], StorageFailure> {
+        var limit = maxEvents
+        var page = LogStorage.read(log, ranges: ranges, maxEvents: limit, maxBytes: maxBytes)
+        while case .failure(let failure) = page, limit > 1,
+            StorageHealth.fault(of: failure.cause ?? failure)?.kind == .damaged
+        {
+            limit /= 2
+            page = LogStorage.read(log, ranges: ranges, maxEvents: limit, maxBytes: maxBytes)
+        }
+        return page
     }
 
     /// Ingests batches from a peer in one transaction.
@@ -241,7 +258,11 @@ public final class StorageExecutor: Service, @unchecked Sendable {
 
     private func noteFailure(_ error: any Error, what: String? = nil) {
         let underlying = (error as? StorageFailure)?.cause ?? error
-        guard let fault = StorageHealth.fault(of: underlying) else { return }
+        guard let fault = StorageHealth.fault(of: underlying) else {
+            // Not the file's fault (a busy database, say): worth a line each time; sync tries again later.
+            if let what { logger(LogRecord(.warning, "cannot \(what)", [("error", "\(underlying)")])) }
+            return
+        }
         let entered = healthState.withLock { health -> Bool in
             health.faults += 1
             guard health.fault == nil else { return false }

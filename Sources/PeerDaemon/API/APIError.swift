@@ -19,14 +19,18 @@ struct APIError: Error {
     static func invalidEvent(_ message: String) -> APIError { APIError(422, "invalid_event", message) }
 
     /// What an event log failure means for the client: its own mistake
-    /// (422) or the server's (500, 507).
+    /// (422), a storage fault (507 for a full disk, 503 for the rest: the
+    /// replica is degraded, docs/operations.md), or anything else (500).
     static func from(_ error: Error) -> APIError {
         switch error {
         case let error as APIError: return error
         case EventLogError.invalidEvent(let reason): return .invalidEvent(reason)
         case EventLogError.nothingToUndo, EventLogError.undoLimitReached:
             return APIError(422, "cannot_undo", "\(error)")
-        case EventLogError.diskFull: return APIError(507, "disk_full", "\(error)")
+        case let error as EventLogError where error.storageFault?.kind == .diskFull:
+            return APIError(507, "disk_full", "\(error)")
+        case let error as EventLogError where error.storageFault != nil:
+            return APIError(503, "storage_degraded", "\(error)")
         default: return APIError(500, "internal", "\(error)")
         }
     }

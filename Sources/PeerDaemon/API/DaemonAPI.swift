@@ -60,8 +60,9 @@ final class DaemonAPI: @unchecked Sendable {
         metrics.countRequest(status: response.status)
         // Every request at debug level; a failure of the daemon's own at error level.
         let fields = [("method", request.method), ("path", request.path), ("status", "\(response.status)")]
-        if response.status >= 500 {
-            log(LogRecord(.error, "http request failed", fields + [("error", Self.message(of: response))]))
+        // A degraded `/health` (503, no error body) says what the log said once already.
+        if response.status >= 500, case let message = Self.message(of: response), !message.isEmpty {
+            log(LogRecord(.error, "http request failed", fields + [("error", message)]))
         } else {
             log(LogRecord(.debug, "http request", fields))
         }
@@ -87,7 +88,7 @@ final class DaemonAPI: @unchecked Sendable {
         switch segments.first {
         case "health" where segments.count == 1:
             try allow("GET")
-            return .json(200, "{\"status\":\"ok\",\"replica_id\":\(EventJSON.quoted(reads.replicaID))}")
+            return health()
         case "items" where segments.count == 1:
             try allow("GET", "POST")
             return request.method == "GET" ? try listItems(request) : try createItem(request)

@@ -2,8 +2,17 @@ import Foundation
 import Gossip
 import Replica
 
-/// `/status` and `/peers`.
+/// `/health`, `/status` and `/peers`.
 extension DaemonAPI {
+    /// `200 {"status":"ok",…}`, or `503 {"status":"degraded",…,"storage":{…}}`
+    /// while a storage fault keeps the replica degraded.
+    func health() -> HTTPResponse {
+        let storage = StorageReport(storage.health)
+        let body = Health(
+            status: storage.state, replica_id: reads.replicaID, storage: storage.isDegraded ? storage : nil)
+        return .json(storage.isDegraded ? 503 : 200, value: body)
+    }
+
     func status() throws -> HTTPResponse {
         // The sync node hashes once the log is quiet; `peerd wait` polls this
         // several times a second, so reuse that hash while it is current.
@@ -12,7 +21,7 @@ extension DaemonAPI {
         let rows = service.peerTable()
         let connected = rows.filter { $0.state == .connected }
         let status = DaemonStatus(
-            replica: replica, role: settings.role,
+            replica: replica, role: settings.role, storage: StorageReport(storage.health),
             sync: DaemonStatus.Sync(
                 peers_connected: connected.count,
                 events_missing: connected.reduce(0) { $0 + $1.eventsToReceive },
@@ -48,24 +57,26 @@ struct DaemonStatus: Codable {
 
     var replica: ReplicaStatus
     var role: String
+    var storage: StorageReport
     var sync: Sync
     /// Per peer replica: the most its event times were ahead of our clock.
     var clock_skew_ms: [String: Int64]
 
-    init(replica: ReplicaStatus, role: String, sync: Sync, clock_skew_ms: [String: Int64]) {
+    init(replica: ReplicaStatus, role: String, storage: StorageReport, sync: Sync, clock_skew_ms: [String: Int64]) {
         self.replica = replica
         self.role = role
+        self.storage = storage
         self.sync = sync
         self.clock_skew_ms = clock_skew_ms
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, sync, clock_skew_ms
+        case role, storage, sync, clock_skew_ms
     }
 
     var text: String {
         var lines = [
-            replica.text, "daemon      running, role \(role)",
+            replica.text, "daemon      running, role \(role)", "storage     \(storage.text)",
             "sync        \(sync.peers_connected) peers connected, \(sync.peers_in_sync) in sync, "
                 + "\(sync.events_missing) events missing, \(sync.events_to_send) to send",
         ]
@@ -80,6 +91,7 @@ struct DaemonStatus: Codable {
         try replica.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(role, forKey: .role)
+        try container.encode(storage, forKey: .storage)
         try container.encode(sync, forKey: .sync)
         try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
     }
@@ -88,7 +100,45 @@ struct DaemonStatus: Codable {
         replica = try ReplicaStatus(from: decoder)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         role = try container.decode(String.self, forKey: .role)
+        storage = try container.decode(StorageReport.self, forKey: .storage)
         sync = try container.decode(Sync.self, forKey: .sync)
         clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)
+    }
+}
+
+/// `GET /health`.
+struct Health: Codable {
+    var status: String
+    var replica_id: String
+    /// Only while degraded.
+    var storage: StorageReport?
+}
+
+/// The replica's storage health as `/health` and `/status` show it.
+struct StorageReport: Codable {
+    /// `ok` or `degraded`.
+    var state: String
+    /// While degraded: `damaged`, `diskFull`, `io` or `readOnly`.
+    var fault: String?
+    /// While degraded: what happened and what to do.
+    var message: String?
+    /// While degraded: since when, in ms since 1970.
+    var since_ms: Int64?
+    /// Storage faults seen since the daemon started.
+    var faults: Int
+
+    init(_ health: StorageHealth) {
+        state = health.state
+        fault = health.fault?.kind.rawValue
+        message = health.fault?.description
+        since_ms = health.sinceMs
+        faults = health.faults
+    }
+
+    var isDegraded: Bool { state != "ok" }
+
+    var text: String {
+        guard let fault, let message else { return state }
+        return "\(state) (\(fault)): \(message)"
     }
 }

@@ -65,8 +65,17 @@ enum DaemonRuntime {
             }
             http = service
         }
-        try DaemonInfo(pid: getpid(), replica_id: storage.replicaID, http: httpAddress, token_file: settings.tokenFile)
-            .write(in: directory)
+        do {
+            try DaemonInfo(
+                pid: getpid(), replica_id: storage.replicaID, http: httpAddress, token_file: settings.tokenFile
+            ).write(in: directory)
+        } catch {
+            // Nothing was announced yet: stop what runs, say why.
+            http?.server.stop()
+            gossip.stop(reason: "peer shutting down")
+            storage.close()
+            throw error
+        }
         // Ready: what scripts and tests wait for, once daemon.json is in place.
         say("listening on \(settings.listen.host):\(port)")
         if let httpAddress { say("http on \(httpAddress)") }

@@ -110,7 +110,8 @@ extension SyncNode {
         let peer = sessions[id]?.peer?.replicaID ?? "?"
         switch outcome {
         case .failure(let failure):
-            emit(LogRecord(.error, "cannot store events", [("peer", peer), ("error", failure.message)]))
+            // The storage shell logs the failure itself (a fault once, as it degrades).
+            emit(LogRecord(.debug, "cannot store events", [("peer", peer), ("error", failure.message)]))
             storage.connections[id]!.storeParked = true
             scheduleRetry(now: now)
             return []
@@ -142,7 +143,7 @@ extension SyncNode {
         switch outcome {
         case .failure(let failure):
             let peer = sessions[id]?.peer?.replicaID ?? "?"
-            emit(LogRecord(.error, "cannot read events", [("peer", peer), ("error", failure.message)]))
+            emit(LogRecord(.debug, "cannot read events", [("peer", peer), ("error", failure.message)]))
             storage.connections[id]!.readParked = true
             scheduleRetry(now: now)
             return []
@@ -158,7 +159,7 @@ extension SyncNode {
         storage.hashing = false
         switch outcome {
         case .failure(let failure):
-            emit(LogRecord(.error, "cannot hash the state", [("error", failure.message)]))
+            emit(LogRecord(.debug, "cannot hash the state", [("error", failure.message)]))
             storage.hashAgainAt = now + configuration.storageRetryMs
             return []
         case .success(let report):

@@ -157,15 +157,25 @@ final class Daemon: Sendable {
     /// Starts `peerd run` on `data` and waits until it prints its port.
     /// mDNS is off: these tests are about static peers on loopback, and a
     /// host's own avahi-daemon must not make them find each other.
+    ///
+    /// With `descriptorLimit`, it runs under `ulimit -n` of that many
+    /// descriptors (through `/bin/sh`, which `exec`s it: the same process).
     static func start(
         _ name: String? = nil, data: URL, peers: [String] = [], logLevel: String = "debug", http: Bool = true,
-        extra: [String] = [], timeout: Duration = .seconds(30)
+        extra: [String] = [], descriptorLimit: Int? = nil, timeout: Duration = .seconds(30)
     ) throws -> Daemon {
         let name = name ?? data.lastPathComponent
         var arguments = ["run", "--data", data.path, "--listen", "127.0.0.1:0", "--log-level", logLevel, "--no-mdns"]
         arguments += ["--http", http ? "127.0.0.1:0" : "off"] + extra
         for peer in peers { arguments += ["--peer", peer] }
-        let child = try ChildProcess(Executables.url("peerd"), arguments, name: "peerd run (\(name))")
+        let peerd = Executables.url("peerd")
+        let child =
+            try descriptorLimit.map { limit in
+                try ChildProcess(
+                    URL(fileURLWithPath: "/bin/sh"),
+                    ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", peerd.path] + arguments,
+                    name: "peerd run (\(name), ulimit -n \(limit))")
+            } ?? ChildProcess(peerd, arguments, name: "peerd run (\(name))")
         var port: UInt16?
         var httpPort: UInt16?
         let ready = Poll.until(timeout: timeout) {
