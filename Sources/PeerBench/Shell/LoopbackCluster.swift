@@ -54,6 +54,17 @@ final class LoopbackCluster {
         return process
     }
 
+    /// Every daemon that is no longer running although nothing stopped it:
+    /// `A killed by signal 9; its log ends: …`.
+    func unexpectedExits() -> [String] {
+        started.compactMap { process in
+            process.exitDescription.map { how in
+                "\(process.name) \(how) before the benchmark stopped it; its log ends: "
+                    + Figure.logLine(process.daemon.logTail(lines: 1)[...])
+            }
+        }
+    }
+
     /// Stops every daemon it started, newest first.
     func stopAll() {
         for process in started.reversed() { process.stop() }

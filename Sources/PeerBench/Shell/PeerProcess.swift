@@ -72,6 +72,14 @@ final class PeerProcess {
     /// Throws when it exited.
     func checkRunning() throws { try daemon.checkRunning() }
 
+    /// How it ended, nil while it runs: `exited with status 1`, `killed by signal 9`.
+    var exitDescription: String? {
+        guard !daemon.process.isRunning else { return nil }
+        let status = daemon.process.terminationStatus
+        return daemon.process.terminationReason == .uncaughtSignal
+            ? "killed by signal \(status)" : "exited with status \(status)"
+    }
+
     /// Waits until its thread count is at most `threads`; returns the seconds
     /// that took, nil when it did not happen within `seconds`.
     func waitForThreads(atMost threads: Int, seconds: Double) -> Double? {
