@@ -83,5 +83,5 @@ struct RequestTally: Sendable {
     }
 
     /// `0`, or `12 (3 timed out)`.
-    var failureText: String { failed == 0 ? "0" : "\(failed) (\(timedOut) timed out)" }
+    var failureText: String { failed == 0 ? "0" : "\(Figure.count(failed)) (\(Figure.count(timedOut)) timed out)" }
 }
