@@ -65,6 +65,16 @@ final class LoopbackCluster {
         }
     }
 
+    /// True when a daemon died of SIGKILL, which the benchmark only sends
+    /// in `stopAll`: something outside killed it (another session's
+    /// cleanup, or the kernel's OOM killer), and the phase's figures are void.
+    var killedFromOutside: Bool {
+        started.contains {
+            !$0.daemon.process.isRunning && $0.daemon.process.terminationReason == .uncaughtSignal
+                && $0.daemon.process.terminationStatus == SIGKILL
+        }
+    }
+
     /// Stops every daemon it started, newest first.
     func stopAll() {
         for process in started.reversed() { process.stop() }
