@@ -81,6 +81,7 @@ struct ShellBenchmark {
     private func run(_ phase: ShellOptions.Phase, in cluster: LoopbackCluster) throws -> [String] {
         switch phase {
         case .gossip: try GossipPhase(cluster: cluster).run()
+        case .fds: try DescriptorPhase(cluster: cluster).run()
         }
     }
 
