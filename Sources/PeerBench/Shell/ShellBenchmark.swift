@@ -82,6 +82,7 @@ struct ShellBenchmark {
         switch phase {
         case .gossip: try GossipPhase(cluster: cluster).run()
         case .fds: try DescriptorPhase(cluster: cluster).run()
+        case .http: try HTTPLoadPhase(cluster: cluster).run()
         }
     }
 

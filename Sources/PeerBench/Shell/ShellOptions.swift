@@ -3,13 +3,14 @@ import Foundation
 /// What `peerd-bench shell` measures, read from the command line.
 ///
 /// ```
-/// peerd-bench shell [--peerd PATH] [--phases gossip,fds] [--dir DIR]
+/// peerd-bench shell [--peerd PATH] [--phases gossip,fds,http] [--dir DIR]
 /// ```
 struct ShellOptions {
     /// The phases, in the order they run.
     enum Phase: String, CaseIterable {
         case gossip
         case fds
+        case http
     }
 
     /// The `peerd` binary under test; nil means the one next to `peerd-bench`.
