@@ -83,6 +83,7 @@ struct ShellBenchmark {
         case .gossip: try GossipPhase(cluster: cluster).run()
         case .fds: try DescriptorPhase(cluster: cluster).run()
         case .http: try HTTPLoadPhase(cluster: cluster).run()
+        case .status: try StatusPhase(cluster: cluster).run()
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// What `peerd-bench shell` measures, read from the command line.
 ///
 /// ```
-/// peerd-bench shell [--peerd PATH] [--phases gossip,fds,http] [--dir DIR]
+/// peerd-bench shell [--peerd PATH] [--phases gossip,fds,http,status] [--dir DIR]
 /// ```
 struct ShellOptions {
     /// The phases, in the order they run.
@@ -11,6 +11,7 @@ struct ShellOptions {
         case gossip
         case fds
         case http
+        case status
     }
 
     /// The `peerd` binary under test; nil means the one next to `peerd-bench`.
