@@ -84,6 +84,7 @@ struct ShellBenchmark {
         case .fds: try DescriptorPhase(cluster: cluster).run()
         case .http: try HTTPLoadPhase(cluster: cluster).run()
         case .status: try StatusPhase(cluster: cluster).run()
+        case .catchUpLive: try CatchUpLivePhase(cluster: cluster, events: options.events).run()
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// What `peerd-bench shell` measures, read from the command line.
 ///
 /// ```
-/// peerd-bench shell [--peerd PATH] [--phases gossip,fds,http,status] [--dir DIR]
+/// peerd-bench shell [--peerd PATH] [--phases gossip,fds,http,status,catchup-live] [--events N] [--quick] [--dir DIR]
 /// ```
 struct ShellOptions {
     /// The phases, in the order they run.
@@ -12,11 +12,14 @@ struct ShellOptions {
         case fds
         case http
         case status
+        case catchUpLive = "catchup-live"
     }
 
     /// The `peerd` binary under test; nil means the one next to `peerd-bench`.
     var peerd: String?
     var phases = Phase.allCases
+    /// Events in A for `catchup-live`.
+    var events = 1_000_000
     /// Where the data directories and logs go; nil means a fresh temporary directory, removed at the end.
     var directory: String?
     /// `--help` was given: print `usage` and do nothing else.
@@ -24,7 +27,7 @@ struct ShellOptions {
 
     /// The text printed for `peerd-bench shell --help`.
     static let usage = """
-        usage: peerd-bench shell [--peerd PATH] [--phases P,...] [--dir DIR]
+        usage: peerd-bench shell [--peerd PATH] [--phases P,...] [--events N] [--quick] [--dir DIR]
 
         Black-box benchmark of a running `peerd run`: it only starts peerd processes, opens TCP
         connections, speaks HTTP to the daemon's API and reads /proc/PID, so that it runs unchanged
@@ -32,6 +35,8 @@ struct ShellOptions {
 
           --peerd PATH   the peerd binary to measure (default: the peerd next to peerd-bench)
           --phases P,... some of \(Phase.allCases.map(\.rawValue).joined(separator: ",")) (default: all, in that order)
+          --events N     events in the source replica of catchup-live (default 1000000)
+          --quick        catchup-live with 100000 events
           --dir DIR      work directory, kept afterwards with every daemon's log
                          (default: a fresh temporary directory, removed at the end)
 
@@ -56,6 +61,10 @@ struct ShellOptions {
                 }
                 // Always in the documented order, each once.
                 options.phases = Phase.allCases.filter(options.phases.contains)
+            case "--events":
+                options.events = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--quick":
+                options.events = 100_000
             case "--dir":
                 options.directory = try BenchOptions.value(after: flag, in: &remaining)
             case "--help", "-h":
