@@ -78,14 +78,17 @@ extension GossipPhase {
         let swarm = ConnectionSwarm(port: a.gossipPort)
         swarm.open(attack.connections, tag: attack.name, script: attack.script) { peak.note() }
         let interval = attack.sampleIntervalMs
+        let stop = StopFlag()
         let samples = BackgroundWork("live samples during \(attack.name)") {
-            probe.run(count: 100, intervalMs: interval)
+            probe.run(count: 100, intervalMs: interval, stop: stop)
         }
         let held = ContinuousClock.now
         // Held for the planned time, and longer (at most a minute) while the samples are not all taken.
         swarm.hold(seconds: attack.holdSeconds + 60, observe: { peak.note() }) {
             (ContinuousClock.now - held).seconds >= attack.holdSeconds && samples.isFinished
         }
+        // Samples still under way when the hold's minute ran out stop after their current write.
+        stop.raise()
         result.heldSeconds = (ContinuousClock.now - held).seconds
         peak.note()
         result.peak = peak
