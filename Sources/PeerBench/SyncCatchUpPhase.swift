@@ -119,20 +119,31 @@ struct SyncCatchUpBenchmark {
         try key.write(toFile: (directory as NSString).appendingPathComponent("cluster.key"))
         let log = try EventLog.create(
             at: (directory as NSString).appendingPathComponent("replica.db"), replicaID: "bench-source")
+        let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: events, into: log)
+        result.payloadBytes = filled.payloadBytes
+        result.buildSeconds = filled.seconds
+        result.feeds = filled.feeds
+    }
+
+    /// Ingests `events` events of 4 origin feeds (`RemoteEventSource`) into
+    /// `log` in batches of 10,000, then writes the pending projection rows.
+    static func ingestOriginFeeds(events: Int, into log: EventLog) throws
+        -> (payloadBytes: Int, seconds: Double, feeds: Int)
+    {
         var source = RemoteEventSource(
             workload: ItemWorkload(eventCount: events, maxItems: 20_000, distribution: .recentHot), origins: 4,
             wallClockMs: SizeBenchmark.wallClockMs())
         var watch = Stopwatch()
+        var payloadBytes = 0
         while true {
             let batch = source.nextBatch(10_000)
             if batch.isEmpty { break }
-            result.payloadBytes += batch.reduce(0) { $0 + $1.payload.utf8.count }
+            payloadBytes += batch.reduce(0) { $0 + $1.payload.utf8.count }
             let report = try watch.measure { try log.ingest(batch) }
             try BenchmarkFailure.check(report, offered: batch.count)
         }
         try watch.measure { try log.writePendingProjections() }
-        result.buildSeconds = watch.seconds
-        result.feeds = source.feeds.count
+        return (payloadBytes, watch.seconds, source.feeds.count)
     }
 
     /// Whether B folded to the same state as A.

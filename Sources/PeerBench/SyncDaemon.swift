@@ -50,17 +50,29 @@ final class SyncDaemon {
 
     /// Reads standard output until a line starting with `prefix` arrives; returns the rest of that line.
     func waitForLine(startingWith prefix: String, seconds: Double) throws -> String {
+        try waitForLines(startingWith: [prefix], seconds: seconds)[0]
+    }
+
+    /// Reads standard output until a line starting with each of `prefixes`
+    /// arrived, in any order; returns the rest of each line, in the order of `prefixes`.
+    func waitForLines(startingWith prefixes: [String], seconds: Double) throws -> [String] {
         let descriptor = output.fileHandleForReading.fileDescriptor
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var found: [String?] = Array(repeating: nil, count: prefixes.count)
         while true {
             while let newline = pendingOutput.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: pendingOutput[..<newline], as: UTF8.self)
                 pendingOutput.removeSubrange(...newline)
-                if line.hasPrefix(prefix) { return String(line.dropFirst(prefix.count)) }
+                if let index = prefixes.indices.first(where: { found[$0] == nil && line.hasPrefix(prefixes[$0]) }) {
+                    found[index] = String(line.dropFirst(prefixes[index].count))
+                }
             }
+            if !found.contains(nil) { return found.compactMap { $0 } }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
-                throw SyncDaemonError("\(name) printed no `\(prefix)` line within \(seconds) s: \(logTail())")
+                let missing = prefixes.indices.filter { found[$0] == nil }.map { "`\(prefixes[$0])`" }
+                throw SyncDaemonError(
+                    "\(name) printed no \(missing.joined(separator: " or ")) line within \(seconds) s: \(logTail())")
             }
             var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&request, 1, Int32(min(remaining.seconds * 1000 + 1, 1000)))
@@ -117,12 +129,14 @@ final class SyncDaemon {
     }
 }
 
-/// A child's memory, CPU time and disk writes, from `/proc/<pid>/status`, `stat` and `io`.
+/// A child's memory, threads, CPU time and disk writes, from `/proc/<pid>/status`, `stat` and `io`.
 struct ChildStats {
     /// `VmRSS`, in MiB.
     var residentMiB: Double = .nan
     /// `VmHWM`: the peak resident set size since it started, in MiB.
     var peakMiB: Double = .nan
+    /// `Threads`: how many threads it runs now.
+    var threads: Int?
     /// User + system CPU time, in seconds.
     var cpuSeconds: Double = .nan
     /// `write_bytes`: bytes it sent to storage.
@@ -133,6 +147,7 @@ struct ChildStats {
             for line in status.split(separator: "\n") {
                 if line.hasPrefix("VmRSS:") { residentMiB = ChildStats.kibibytes(line) / 1024 }
                 if line.hasPrefix("VmHWM:") { peakMiB = ChildStats.kibibytes(line) / 1024 }
+                if line.hasPrefix("Threads:") { threads = Int(line.filter(\.isNumber)) }
             }
         }
         // Fields 14 and 15 (utime, stime) follow the parenthesised command name.

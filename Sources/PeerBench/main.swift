@@ -2,13 +2,16 @@ import Foundation
 
 // peerd-bench: the storage benchmark (see docs/performance.md), or with
 // `crash-writer` the acknowledging writer of the crash integration test,
-// or with `sync` the sync benchmark (`peerd-bench sync --help`).
+// or with `sync` the sync benchmark (`peerd-bench sync --help`), or with
+// `shell` the black-box benchmark of running daemons (`peerd-bench shell --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
         try CrashWriter.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "sync" {
         try SyncBenchmark(options: SyncOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "shell" {
+        try ShellBenchmark(options: ShellOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "simulate-scale" {
         try SimulateScale.parse(Array(arguments.dropFirst())).run()
     } else {

@@ -1,0 +1,153 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A `peerd run` child on loopback as the shell benchmark sees it: from
+/// outside, through its two ports, its log and `/proc/<pid>`, never
+/// through the daemon's own Swift types.
+///
+/// ```swift
+/// let a = try PeerProcess(name: "A", peerd: peerd, data: dirA, logPath: logA)
+/// let b = try PeerProcess(name: "B", peerd: peerd, data: dirB, peers: [a.gossipPort], logPath: logB)
+/// ```
+final class PeerProcess {
+    /// For messages and the report, e.g. `A`.
+    let name: String
+    /// Its data directory.
+    let data: String
+    /// The child itself.
+    let daemon: SyncDaemon
+    /// Where it listens for peers (`listening on 127.0.0.1:PORT`).
+    let gossipPort: UInt16
+    /// Its HTTP API (`http on 127.0.0.1:PORT`).
+    let api: HTTPClient
+
+    /// Starts `peerd run` on 127.0.0.1 (both ports picked by the kernel, no
+    /// mDNS, log level info), dialing `peers`, and waits until it printed
+    /// both ports. With `descriptorLimit` it runs under `/bin/sh -c 'ulimit -n N; exec peerd ...'`.
+    init(
+        name: String, peerd: String, data: String, peers: [UInt16] = [], logPath: String,
+        descriptorLimit: Int? = nil
+    ) throws {
+        self.name = name
+        self.data = data
+        var arguments = [
+            "run", "--data", data, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "127.0.0.1:0", "--log-level",
+            "info",
+        ]
+        for port in peers { arguments += ["--peer", "127.0.0.1:\(port)"] }
+        if let descriptorLimit {
+            daemon = try SyncDaemon(
+                name: name, peerd: "/bin/sh",
+                arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", peerd] + arguments,
+                logPath: logPath)
+        } else {
+            daemon = try SyncDaemon(name: name, peerd: peerd, arguments: arguments, logPath: logPath)
+        }
+        do {
+            let lines = try daemon.waitForLines(startingWith: ["listening on ", "http on "], seconds: 60)
+            gossipPort = try PeerProcess.port(of: lines[0], name: name)
+            api = HTTPClient(port: try PeerProcess.port(of: lines[1], name: name))
+        } catch {
+            daemon.stop()
+            throw error
+        }
+    }
+
+    deinit { daemon.stop() }
+
+    var pid: Int32 { daemon.pid }
+
+    /// Memory and threads now.
+    func sample() -> ChildStats { daemon.sample() }
+
+    /// Descriptors it has open now.
+    var openDescriptors: Int? { ChildStats.openDescriptors(pid: pid) }
+
+    /// SIGTERM, and SIGKILL after 20 s.
+    func stop() { daemon.stop() }
+
+    /// Throws when it exited.
+    func checkRunning() throws { try daemon.checkRunning() }
+
+    /// How it ended, nil while it runs: `exited with status 1`, `killed by signal 9`.
+    var exitDescription: String? {
+        guard !daemon.process.isRunning else { return nil }
+        let status = daemon.process.terminationStatus
+        return daemon.process.terminationReason == .uncaughtSignal
+            ? "killed by signal \(status)" : "exited with status \(status)"
+    }
+
+    /// Waits until its thread count is at most `threads`; returns the seconds
+    /// that took, nil when it did not happen within `seconds`.
+    func waitForThreads(atMost threads: Int, seconds: Double) -> Double? {
+        let start = ContinuousClock.now
+        while (ContinuousClock.now - start).seconds < seconds {
+            if let now = sample().threads, now <= threads { return (ContinuousClock.now - start).seconds }
+            guard daemon.process.isRunning else { return nil }
+            usleep(100_000)
+        }
+        return nil
+    }
+
+    /// Its threads by name (`/proc/<pid>/task/*/comm`, trailing digits
+    /// dropped), most frequent first: `peersync-conn- × 20, peerd × 1`.
+    func threadNames() -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let names = tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)).map { comm in
+                String(
+                    comm.trimmingCharacters(in: .whitespacesAndNewlines).reversed().drop(while: \.isNumber).reversed())
+            }
+        }
+        let counts = Dictionary(grouping: names, by: { $0 }).mapValues(\.count)
+        return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) × \($0.value)" }
+            .joined(separator: ", ")
+    }
+
+    private static func port(of address: String, name: String) throws -> UInt16 {
+        guard let text = address.split(separator: ":").last, let port = UInt16(text) else {
+            throw SyncDaemonError("\(name) printed an address without a port: \(address)")
+        }
+        return port
+    }
+}
+
+/// The `peerd` commands that run to completion: `init`, `init --join`, `cluster-code`.
+enum PeerdCommand {
+    /// `peerd init --data DIR [--join CODE]`.
+    static func initialize(peerd: String, data: String, joining code: String? = nil, logPath: String) throws {
+        var arguments = ["init", "--data", data]
+        if let code { arguments += ["--join", code] }
+        _ = try run(peerd: peerd, arguments: arguments, logPath: logPath)
+    }
+
+    /// The share code `peerd cluster-code --data DIR` prints.
+    static func clusterCode(peerd: String, data: String, logPath: String) throws -> String {
+        let code = try run(peerd: peerd, arguments: ["cluster-code", "--data", data], logPath: logPath)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !code.isEmpty else { throw SyncDaemonError("`peerd cluster-code` printed nothing") }
+        return code
+    }
+
+    /// Runs `peerd arguments...` (at most `seconds`) and returns its first line of standard output.
+    private static func run(peerd: String, arguments: [String], logPath: String, seconds: Double = 60) throws
+        -> String
+    {
+        let command = "`peerd \(arguments.joined(separator: " "))`"
+        let child = try SyncDaemon(name: command, peerd: peerd, arguments: arguments, logPath: logPath)
+        let line = try child.waitForLine(startingWith: "", seconds: seconds)
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while child.process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        guard !child.process.isRunning else {
+            child.stop(seconds: 1)
+            throw SyncDaemonError("\(command) did not exit within \(seconds) s")
+        }
+        guard child.process.terminationStatus == 0 else {
+            throw SyncDaemonError("\(command) exited with \(child.process.terminationStatus): \(child.logTail())")
+        }
+        return line
+    }
+}

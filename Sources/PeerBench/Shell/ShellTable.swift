@@ -1,0 +1,92 @@
+import Foundation
+
+/// A Markdown table: a header row, then rows whose first cell says what the figures are.
+///
+/// ```swift
+/// var table = ShellTable(["Measure", "baseline", "idle"])
+/// table.row("A threads", "6", "1,006")
+/// print(table.lines.joined(separator: "\n"))
+/// ```
+struct ShellTable {
+    private let header: [String]
+    private var rows: [[String]] = []
+
+    init(_ header: [String]) { self.header = header }
+
+    /// Adds a row; missing cells stay empty.
+    mutating func row(_ cells: String...) { row(cells) }
+
+    mutating func row(_ cells: [String]) {
+        rows.append(cells + Array(repeating: "", count: max(0, header.count - cells.count)))
+    }
+
+    /// The table's lines; the first column is left-aligned, the others right-aligned.
+    var lines: [String] {
+        func line(_ cells: [String]) -> String {
+            "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |"
+        }
+        let rule = "|---|" + String(repeating: "---:|", count: max(0, header.count - 1))
+        return [line(header), rule] + rows.map(line)
+    }
+}
+
+/// How the shell report writes its figures.
+enum Figure {
+    /// `12.34`: seconds as milliseconds.
+    static func ms(_ seconds: Double) -> String { SyncReport.fixed(seconds * 1000, seconds < 0.1 ? 2 : 1) }
+
+    /// `1.9 / 4.2 / 7.0`: p50 / p99 / max of live samples in ms, `—` without samples.
+    static func latency(_ summary: LatencySummary) -> String {
+        guard summary.count > 0 else { return "—" }
+        return "\(ms(summary.p50)) / \(ms(summary.p99)) / \(ms(summary.max))"
+    }
+
+    /// `12,345`, `—` for nil.
+    static func count(_ value: Int?) -> String { value.map { Report.grouped(Double($0)) } ?? "—" }
+
+    /// `123` MiB figures, `—` when unknown.
+    static func mib(_ value: Double) -> String { SyncReport.fixed(value, 0) }
+
+    /// `1.5` seconds, or `text` for nil.
+    static func seconds(_ value: Double?, digits: Int = 1, otherwise text: String = "—") -> String {
+        value.map { SyncReport.fixed($0, digits) } ?? text
+    }
+
+    /// `2.05 MB` for a byte count.
+    static func bytes(_ value: Int) -> String {
+        if value >= 1_000_000 { return SyncReport.fixed(Double(value) / 1e6, 2) + " MB" }
+        if value >= 1_000 { return SyncReport.fixed(Double(value) / 1e3, 1) + " kB" }
+        return "\(value) B"
+    }
+
+    /// `p50 1.2 / p90 3.0 / max 9.9 s` of ascending seconds, or `never` text when empty.
+    static func distribution(_ sorted: [Double], never: String) -> String {
+        guard !sorted.isEmpty else { return never }
+        let p50 = LatencySummary.percentile(0.5, of: sorted)
+        let p90 = LatencySummary.percentile(0.9, of: sorted)
+        return "p50 \(SyncReport.fixed(p50, 2)) / p90 \(SyncReport.fixed(p90, 2)) / max "
+            + "\(SyncReport.fixed(sorted.last ?? 0, 2)) s"
+    }
+
+    /// `98 of 100` delivered, with the failures spelled out.
+    static func delivered(_ samples: LiveSamples) -> String {
+        "\(samples.latencies.count) of \(samples.attempted)"
+    }
+
+    /// `0`, or `3 (2 writes timed out, 1 not received)`.
+    static func failures(_ samples: LiveSamples) -> String {
+        guard samples.failures > 0 else { return "0" }
+        var parts: [String] = []
+        if samples.writeFailures > 0 {
+            parts.append("\(samples.writeFailures) writes failed (\(samples.writeTimeouts) timed out)")
+        }
+        if samples.notReceived > 0 { parts.append("\(samples.notReceived) not received within 10 s") }
+        return "\(samples.failures): " + parts.joined(separator: ", ")
+    }
+
+    /// A log line shortened for a table cell.
+    static func logLine(_ line: Substring?) -> String {
+        guard let line else { return "—" }
+        return "`" + String(line.prefix(200)).replacingOccurrences(of: "`", with: "'") + "`"
+    }
+}
