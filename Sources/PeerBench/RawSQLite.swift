@@ -10,7 +10,9 @@ final class RawEventTable {
     enum Shape {
         /// Only `local_offset INTEGER PRIMARY KEY`: rows go to the right edge of one B-tree.
         case primaryKeyOnly
-        /// Also `UNIQUE (feed, seq)` and the index on `entity`, as in `events`.
+        /// Also `UNIQUE (feed, seq)` and an index on `entity`: the indexes
+        /// `events` had in schema version 1 (version 2 dropped the entity
+        /// index, `Schema.swift`), for comparison with earlier runs.
         case sameIndexes
         /// For analysis: `UNIQUE (feed, seq)` but no index on `entity`.
         case feedSeqIndexOnly
