@@ -19,6 +19,8 @@ let package = Package(
         .executable(name: "peerd", targets: ["PeerDaemon"]),
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
         .executable(name: "mdns-probe", targets: ["MDNSProbe"]),
+        .executable(name: "field-notes", targets: ["FieldNotes"]),
+        .executable(name: "status-probe", targets: ["StatusProbe"]),
     ],
     targets: [
         .systemLibrary(
@@ -63,6 +65,10 @@ let package = Package(
         .executableTarget(
             name: "PeerBench",
             dependencies: ["Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite"]),
+        .executableTarget(
+            name: "FieldNotes", dependencies: ["Gossip", "Replica", "SyncProtocol", "PeerNet"],
+            path: "Examples/FieldNotes"),
+        .executableTarget(name: "StatusProbe", dependencies: ["DaemonClient"], path: "Examples/StatusProbe"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),

@@ -106,6 +106,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// Runs `body` with the log on the writer's queue and waits for it.
     /// A commit in it that moves the cursor reaches the observers (the sync
     /// node pushes it to the peers at once).
+    @discardableResult
     public func write<T>(_ body: (EventLog) throws -> T) throws -> T {
         try writer.sync {
             do {
@@ -118,6 +119,16 @@ public final class StorageExecutor: Service, @unchecked Sendable {
                 throw error
             }
         }
+    }
+
+    /// Runs `body` with a reader connection (the live lane) and waits for
+    /// it: a read never waits for the writer.
+    ///
+    /// ```swift
+    /// let bolts = try storage.read { try $0.projection(Item.self, id: "i1") }
+    /// ```
+    public func read<T: Sendable>(_ body: @Sendable (EventLog) throws -> T) throws -> T {
+        try live.runAndWait(body)
     }
 
     /// The cursor as of the last commit this executor saw.
@@ -302,6 +313,11 @@ private final class ReaderLane: @unchecked Sendable {
 
     func run(_ body: @escaping @Sendable (EventLog) -> Void) {
         queue.async { [self] in body(log) }
+    }
+
+    /// Runs `body` on the lane and waits for its result.
+    func runAndWait<T>(_ body: (EventLog) throws -> T) rethrows -> T {
+        try queue.sync { try body(log) }
     }
 
     /// Waits for the work already queued.
