@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// Runs services under one lifecycle, as swift-service-lifecycle's
