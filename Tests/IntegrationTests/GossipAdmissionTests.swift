@@ -125,19 +125,22 @@ struct GossipAdmissionTests {
 
         // More connections than descriptors: the first ones take the last
         // descriptors, the rest wait in the backlog while accepting rests.
+        let started = ContinuousClock.now
         var strangers: [RawConnection] = []
         for _ in 0..<60 { if let connection = try? RawConnection(port: d.port) { strangers.append(connection) } }
-        let exhausted = Poll.until(timeout: .seconds(10)) {
-            (try? ProcessCensus.descriptors(d.child.pid)) == 36
-                && !d.logLines(containing: #"msg="cannot accept connections""#).isEmpty
+        let exhausted = Poll.until(timeout: .seconds(30)) {
+            !d.logLines(containing: #"msg="cannot accept connections""#).isEmpty
         }
         #expect(exhausted, "d ran out of descriptors:\n\(d.stderr)")
         strangers.removeAll()
 
         let e = try Daemon.start(data: temp.url("e"), peers: [d.address], logLevel: "info")
         #expect(e.waitForLog("peer identified"), "e reached d once descriptors were free:\n\(d.stderr)")
+        // Accepting failed every 250 ms while the strangers held the
+        // descriptors, yet the log says so once per 10 s interval.
+        let intervals = Int((ContinuousClock.now - started) / .seconds(10)) + 1
         let lines = d.logLines(containing: #"msg="cannot accept connections""#)
-        #expect(lines.count == 1, "logged once, not per attempt: \(lines)")
+        #expect(!lines.isEmpty && lines.count <= intervals, "logged once per interval, not per attempt: \(lines)")
         #expect(lines.first?.contains("Too many open files") == true)
         #expect(try d.stop() == 0, "\(d.stderr)")
         #expect(try e.stop() == 0)
