@@ -81,3 +81,12 @@ static inline int peersync_forward_signal(int number, int pipe_write_end) {
     action.sa_handler = peersync_signal_handler;
     return sigaction(number, &action, 0);
 }
+
+/* Lowers the calling thread's CPU priority by `niceness` (on Linux a nice
+   value is per thread); any process may do this to its own threads. */
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+static inline int peersync_lower_thread_priority(int niceness) {
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), niceness);
+}

@@ -73,6 +73,11 @@ public final class StorageExecutor: Service, @unchecked Sendable {
 
     /// Reads of at most this many events go to the live lane.
     static let liveReadEvents = 512
+    /// Stores of at least this many events are a catch-up: they run at a
+    /// lower CPU priority (`CatchUpWorker`), still in the writer's order.
+    static let catchUpStoreEvents = 1_000
+    /// Runs the catch-up stores for the writer.
+    private let catchUpStores = CatchUpWorker(name: "peersync-catch-up-stores")
 
     /// Opens the log at `path` (migrating an older schema) and two readers of it.
     public init(
@@ -84,7 +89,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         log = try EventLog.open(at: path, options: options)
         replicaID = log.replicaID
         live = ReaderLane(name: "live", log: try EventLog.open(at: path, options: options))
-        bulk = ReaderLane(name: "bulk", log: try EventLog.open(at: path, options: options))
+        bulk = ReaderLane(name: "bulk", log: try EventLog.open(at: path, options: options), catchUp: true)
         cursorAfterLastCommit = try log.cursor()
         dataVersion = try log.externalChangeCounter()
         externalWrites = ExternalWrites(databasePath: path) { [weak self] in self?.checkExternalWrites() }
@@ -127,7 +132,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// ```swift
     /// let bolts = try storage.read { try $0.projection(Item.self, id: "i1") }
     /// ```
-    public func read<T: Sendable>(_ body: @Sendable (EventLog) throws -> T) throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (EventLog) throws -> T) throws -> T {
         try live.runAndWait(body)
     }
 
@@ -176,7 +181,10 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             guard !closed.load(ordering: .acquiring) else {
                 return completion(.failure(StorageFailure("the replica is shutting down")))
             }
-            let outcome = LogStorage.store(log, batches)
+            let count = batches.reduce(0) { $0 + $1.events.count }
+            let outcome =
+                count >= Self.catchUpStoreEvents
+                ? catchUpStores.run { [log] in LogStorage.store(log, batches) } : LogStorage.store(log, batches)
             switch outcome {
             case .success(let done):
                 cursorAfterLastCommit = done.cursor
@@ -233,6 +241,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         }
         live.drain()
         bulk.drain()
+        bulk.stop()
+        catchUpStores.stop()
     }
 
     // MARK: - Writer queue
@@ -300,28 +310,41 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     }
 }
 
-/// One reader connection and the serial queue it is used on.
+/// One reader connection and the thread its reads run on: a serial queue,
+/// or for catch-up pages a `CatchUpWorker` at a lower CPU priority.
 private final class ReaderLane: @unchecked Sendable {
-    // `log` is used on `queue` only.
+    // `log` is used on `queue` (or `worker`) only.
     private let queue: DispatchQueue
+    private let worker: CatchUpWorker?
     private let log: EventLog
 
-    init(name: String, log: EventLog) {
+    init(name: String, log: EventLog, catchUp: Bool = false) {
         self.queue = DispatchQueue(label: "peersync.storage.\(name)")
+        self.worker = catchUp ? CatchUpWorker(name: "peersync-catch-up-reads") : nil
         self.log = log
     }
 
     func run(_ body: @escaping @Sendable (EventLog) -> Void) {
-        queue.async { [self] in body(log) }
+        if let worker {
+            worker.async { [self] in body(log) }
+        } else {
+            queue.async { [self] in body(log) }
+        }
     }
 
     /// Runs `body` on the lane and waits for its result.
-    func runAndWait<T>(_ body: (EventLog) throws -> T) rethrows -> T {
-        try queue.sync { try body(log) }
+    func runAndWait<T>(_ body: @escaping (EventLog) throws -> T) throws -> T {
+        if let worker { return try worker.run { [log] in try body(log) } }
+        return try queue.sync { try body(log) }
     }
 
     /// Waits for the work already queued.
     func drain() {
-        queue.sync {}
+        if let worker { worker.run {} } else { queue.sync {} }
+    }
+
+    /// Ends the lane's catch-up thread, if it has one.
+    func stop() {
+        worker?.stop()
     }
 }

@@ -16,22 +16,38 @@ final class ConnectionCodec: @unchecked Sendable {
     private var encoder = MessageEncoder()
     private var decoder = MessageDecoder()
 
-    init(id: ConnectionID, keys: SessionKeys) {
+    /// Seals large batches (a catch-up) at a lower CPU priority.
+    private let catchUp: CatchUpWorker
+
+    init(id: ConnectionID, keys: SessionKeys, catchUp: CatchUpWorker) {
         queue = DispatchQueue(label: "peersync.connection.\(id)")
         sealer = keys.sealer
         opener = keys.opener
+        self.catchUp = catchUp
     }
+
+    /// A batch of at least this many events is a catch-up's.
+    static let catchUpBatchEvents = 1_000
 
     /// The message as the bytes of one sealed frame, to `done` on the codec's queue.
     func seal(_ message: Message, done: @escaping @Sendable (Result<[UInt8], any Error>) -> Void) {
         queue.async { [self] in
-            let plaintext = encoder.encode(message)
-            guard plaintext.count <= FrameSealer.maximumPlaintextSize else {
-                return done(
-                    .failure(WireError.frameTooLarge(plaintext.count, limit: FrameSealer.maximumPlaintextSize)))
+            if case .events(let batch) = message, batch.events.count >= Self.catchUpBatchEvents {
+                // Still in this connection's order: the queue waits for it.
+                done(catchUp.run { [self] in encodeAndSeal(message) })
+            } else {
+                done(encodeAndSeal(message))
             }
-            done(.success(sealer.seal(plaintext).encoded()))
         }
+    }
+
+    /// Codec queue only.
+    private func encodeAndSeal(_ message: Message) -> Result<[UInt8], any Error> {
+        let plaintext = encoder.encode(message)
+        guard plaintext.count <= FrameSealer.maximumPlaintextSize else {
+            return .failure(WireError.frameTooLarge(plaintext.count, limit: FrameSealer.maximumPlaintextSize))
+        }
+        return .success(sealer.seal(plaintext).encoded())
     }
 
     /// The message a sealed frame holds, to `done` on the codec's queue.

@@ -111,7 +111,7 @@ extension GossipService {
 
     private func established(_ connection: PeerConnection, keys: SessionKeys) {
         if case .handshaking(_, let deadline) = connection.phase { loop.cancel(deadline) }
-        connection.phase = .established(ConnectionCodec(id: connection.id, keys: keys))
+        connection.phase = .established(ConnectionCodec(id: connection.id, keys: keys, catchUp: catchUpSealing))
         connection.decoder.maximumSize = Frame.maximumSize
         if connection.countedAsPending {
             connection.countedAsPending = false

@@ -73,6 +73,8 @@ public final class GossipService: Service, @unchecked Sendable {
     /// Bytes of connections already closed, and handshakes that failed.
     var closedTraffic = (received: 0, sent: 0)
     var handshakeFailures = 0
+    /// Seals catch-up batches for every connection, at a lower CPU priority.
+    let catchUpSealing = CatchUpWorker(name: "peersync-catch-up-sealing")
     /// One receive buffer for every connection: reads happen one at a time.
     let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
@@ -90,6 +92,7 @@ public final class GossipService: Service, @unchecked Sendable {
     }
 
     deinit {
+        catchUpSealing.stop()
         receiveBuffer.deallocate()
     }
 
@@ -138,6 +141,7 @@ public final class GossipService: Service, @unchecked Sendable {
         let accepted = loop.execute { [self] in beginShutdown(reason: reason) { done.signal() } }
         if accepted { _ = done.wait(timeout: .now() + .milliseconds(Int(configuration.lingerMs) + 1_000)) }
         loop.stop()
+        catchUpSealing.stop()
     }
 
     /// An address found by discovery (mDNS): dialed unless its replica is

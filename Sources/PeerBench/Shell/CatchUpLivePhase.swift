@@ -58,6 +58,10 @@ struct CatchUpLivePhase {
         ])
         table.row("Samples delivered of tried", Figure.delivered(baseline), Figure.delivered(samples))
         table.row("Latency p50 / p99 / max (ms)", Figure.latency(baseline.summary), Figure.latency(samples.summary))
+        table.row(
+            "… of it the write on A (`POST` until its `201`), p50 / p99 / max (ms)",
+            Figure.latency(LatencySummary(baseline.acknowledgements)),
+            Figure.latency(LatencySummary(samples.acknowledgements)))
         table.row("Failures", Figure.failures(baseline), Figure.failures(samples))
         var facts = ShellTable(["Catch-up", "Value"])
         facts.row(
