@@ -7,6 +7,7 @@ import PackageDescription
 //   PeerDaemon, PeerBench, PeerDemo, MDNSProbe     executables
 //   Gossip, Discovery, DaemonClient, Simulator     shells and tools
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
+//   ChildProcesses                                 child processes for the demo, the benchmark and the tests
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 let package = Package(
     name: "PeerSync",
@@ -54,6 +55,7 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["CAvahi", "PeerNet", "Lifecycle"]),
         .target(name: "DaemonClient", dependencies: ["PeerNet"]),
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
+        .target(name: "ChildProcesses"),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(
             name: "PeerDaemon",
@@ -63,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "PeerBench",
             dependencies: ["Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite"]),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ChildProcesses"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
         .testTarget(

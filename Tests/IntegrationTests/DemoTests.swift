@@ -7,7 +7,7 @@ import Testing
 struct DemoTests {
     @Test("peerd demo exits 0, ends with three equal state hashes, and leaves no files behind")
     func demoConvergesAndCleansUp() async throws {
-        let result = try await ProcessRun.runUnmasked(Executables.url("peerd"), ["demo"])
+        let result = try await ChildProcess.run(Executables.url("peerd"), ["demo"])
         #expect(result.status == 0, "\(result)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
 
@@ -32,7 +32,7 @@ struct DemoTests {
     func demoCleansUpWhenItsReaderLeaves() async throws {
         // 36 lines reach past the start of the first two daemons.
         let script = "\"$0\" demo | head -n 36"
-        let result = try await ProcessRun.runUnmasked(
+        let result = try await ChildProcess.run(
             URL(fileURLWithPath: "/bin/sh"), ["-c", script, Executables.url("peerd").path])
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("http on ") }, "no daemon had started yet:\n\(result.stdout)")

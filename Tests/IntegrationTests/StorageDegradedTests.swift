@@ -41,7 +41,7 @@ struct StorageDegradedTests {
     /// dbstat) with random bytes, as a failing disk would.
     func damageAnEventsPage(of database: String, leaf: Int) throws {
         let query = "select pageno from dbstat where name = 'events' and pagetype = 'leaf' limit 1 offset \(leaf)"
-        let result = try ProcessRun.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database, query])
+        let result = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database, query])
         let page = try #require(UInt64(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result)")
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: database))
         defer { try? handle.close() }

@@ -20,12 +20,12 @@ struct CommandFailed: Error, CustomStringConvertible {
 /// Runs child processes off Swift's cooperative pool.
 enum Command {
     /// Runs `executable` with `arguments` to completion on a dedicated
-    /// thread with an empty signal mask (see `ProcessRun.runUnmasked`).
+    /// thread with an empty signal mask (see `ChildProcess.run`).
     static func run(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:]
     ) async throws -> CommandResult {
         // Everything netlab.sh leaves running writes to its own log, so the pipes end at exit.
-        let result = try await ProcessRun.runUnmasked(
+        let result = try await ChildProcess.run(
             URL(fileURLWithPath: executable), arguments, environment: environment)
         return CommandResult(status: result.status, output: result.stdout + result.stderr)
     }

@@ -9,18 +9,18 @@ struct LabFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs the lab's commands to completion; see `ProcessRun.runUnmasked`.
+/// Runs the lab's commands to completion; see `ChildProcess.run`.
 enum LabProcess {
     static func run(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:]
     ) async throws -> LabResult {
-        try await ProcessRun.runUnmasked(URL(fileURLWithPath: executable), arguments, environment: environment)
+        try await ChildProcess.run(URL(fileURLWithPath: executable), arguments, environment: environment)
     }
 
     /// The same, blocking the calling thread (for `deinit`).
     static func runBlocking(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:]
     ) throws -> LabResult {
-        try ProcessRun.runUnmaskedBlocking(URL(fileURLWithPath: executable), arguments, environment: environment)
+        try ChildProcess.run(URL(fileURLWithPath: executable), arguments, environment: environment)
     }
 }
