@@ -7,7 +7,8 @@ import PackageDescription
 //   PeerDaemon, PeerBench, PeerDemo, MDNSProbe     executables
 //   Gossip, Discovery, DaemonClient, Simulator     shells and tools
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
-//   ChildProcesses                                 child processes for the demo, the benchmark and the tests
+//   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
+//                                                  the benchmark and the tests
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 let package = Package(
     name: "PeerSync",
@@ -56,6 +57,7 @@ let package = Package(
         .target(name: "DaemonClient", dependencies: ["PeerNet"]),
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
         .target(name: "ChildProcesses"),
+        .target(name: "NetworkLab", dependencies: ["ChildProcesses"]),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(
             name: "PeerDaemon",
@@ -65,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "PeerBench",
             dependencies: ["Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite"]),
-        .target(name: "TestSupport", dependencies: ["ChildProcesses"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
         .testTarget(

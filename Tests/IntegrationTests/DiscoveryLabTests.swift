@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Real `peerd run` daemons on several hosts of a `scripts/netlab.sh` lab
@@ -18,7 +19,7 @@ struct DiscoveryLabTests {
 
     /// Creates one item on each node while no daemon runs; returns the item ids.
     @discardableResult
-    func offlineEdits(_ lab: Lab, _ nodes: [LabNode]) async throws -> [String] {
+    func offlineEdits(_ lab: NetLab, _ nodes: [LabNode]) async throws -> [String] {
         var ids: [String] = []
         for node in nodes { ids.append(try await lab.ok(["item", "create", "Made on \(node.name)", "1"], node)) }
         return ids
@@ -35,16 +36,16 @@ struct DiscoveryLabTests {
             #expect(statuses.map(\.event_count) == [3, 3, 3])
 
             for daemon in daemons {
-                #expect(daemon.count("replica running", "cluster=\(fingerprint)") == 1, "\(daemon.name)")
+                #expect(daemon.log.count("replica running", "cluster=\(fingerprint)") == 1, "\(daemon.name)")
                 for other in nodes where other.host != daemon.node.host {
                     try await lab.wait("\(daemon.node.name) discovering \(other.name)") {
-                        daemon.count(
+                        daemon.log.count(
                             "peer discovered", "peer=\(other.replicaID)", "addr=\(lab.address(of: other.host)):4100")
                             > 0
                     }
                 }
-                #expect(daemon.count("peer discovered", "peer=\(daemon.node.replicaID)") == 0, "never itself")
-                #expect(daemon.count("level=warning") == 0, "\(daemon.logLines(containing: "level=warning"))")
+                #expect(daemon.log.count("peer discovered", "peer=\(daemon.node.replicaID)") == 0, "never itself")
+                #expect(daemon.log.count("level=warning") == 0, "\(daemon.log.lines(containing: "level=warning"))")
             }
 
             var services: [String] = []
@@ -80,19 +81,19 @@ struct DiscoveryLabTests {
             #expect(try Peek.item(live, in: n3.data) != nil)
             for daemon in [d1, d2] {
                 try await lab.wait("\(daemon.node.name) identifying n3") {
-                    daemon.count("peer identified", "peer=\(n3.replicaID)") > 0
+                    daemon.log.count("peer identified", "peer=\(n3.replicaID)") > 0
                 }
             }
 
             let fromN3 = "remote=\(lab.address(of: 3))"
-            let closedBefore = [d1, d2].map { $0.count("connection closed", fromN3) }
-            let identifiedBefore = [d1, d2].map { $0.count("peer identified", "peer=\(n3.replicaID)") }
+            let closedBefore = [d1, d2].map { $0.log.count("connection closed", fromN3) }
+            let identifiedBefore = [d1, d2].map { $0.log.count("peer identified", "peer=\(n3.replicaID)") }
             let killedAt = try await lab.stop(d3, signal: SIGKILL)
             for (index, daemon) in [d1, d2].enumerated() {
                 try await lab.wait("\(daemon.node.name) losing the connection to the killed n3") {
-                    daemon.count("connection closed", fromN3) > closedBefore[index]
+                    daemon.log.count("connection closed", fromN3) > closedBefore[index]
                 }
-                let noticed = try #require(daemon.time(of: "connection closed", fromN3, index: closedBefore[index]))
+                let noticed = try #require(daemon.log.time(of: "connection closed", fromN3, index: closedBefore[index]))
                 print(
                     "lab: kill -9 of n3 → \(daemon.node.name)'s connection closed: \(Self.text(noticed, since: killedAt))"
                 )
@@ -109,15 +110,15 @@ struct DiscoveryLabTests {
             let restarted = try await lab.start(n3)
             for (index, daemon) in [d1, d2].enumerated() {
                 try await lab.wait("\(daemon.node.name) identifying the restarted n3") {
-                    daemon.count("peer identified", "peer=\(n3.replicaID)") > identifiedBefore[index]
+                    daemon.log.count("peer identified", "peer=\(n3.replicaID)") > identifiedBefore[index]
                 }
             }
             let final = try await lab.converge(nodes)
             #expect(final.map(\.event_count) == [7, 7, 7])
             for id in whileDown { #expect(try Peek.item(id, in: n3.data) != nil) }
             #expect(try Peek.item(offlineOnN3, in: n1.data) != nil)
-            #expect(restarted.count("peer identified", "peer=\(n1.replicaID)") > 0)
-            #expect(restarted.count("peer identified", "peer=\(n2.replicaID)") > 0)
+            #expect(restarted.log.count("peer identified", "peer=\(n1.replicaID)") > 0)
+            #expect(restarted.log.count("peer identified", "peer=\(n2.replicaID)") > 0)
         }
     }
 
@@ -135,32 +136,32 @@ struct DiscoveryLabTests {
             let d2 = try await lab.start(n2)
             let published = ["component=mdns", "published 'peerd-\(n1.replicaID.prefix(8))'"]
             try await lab.wait("n1 and n2 discovering each other and n1 publishing") {
-                d1.count("peer discovered", "peer=\(n2.replicaID)") > 0
-                    && d2.count("peer discovered", "peer=\(n1.replicaID)") > 0
-                    && d1.logLines(containingAll: published).count == 1
+                d1.log.count("peer discovered", "peer=\(n2.replicaID)") > 0
+                    && d2.log.count("peer discovered", "peer=\(n1.replicaID)") > 0
+                    && d1.log.lines(containingAll: published).count == 1
             }
             try await lab.converge([n1, n2])
             let fromN2 = "remote=\(lab.address(of: 2))"
-            let closedBefore = d1.count("connection closed", fromN2)
+            let closedBefore = d1.log.count("connection closed", fromN2)
 
             try await lab.avahiStop(1, signal: "KILL")
             try await lab.wait("n1 noticing that avahi-daemon is gone") {
-                d1.count("component=mdns", "lost avahi-daemon") > 0
+                d1.log.count("component=mdns", "lost avahi-daemon") > 0
             }
             try await lab.avahiStart(1)
             let republished = try await lab.wait("n1 publishing again by itself") {
-                d1.logLines(containingAll: published).count == 2
+                d1.log.lines(containingAll: published).count == 2
             }
             print("lab: avahi-daemon restarted → peerd published again: \(Self.text(republished))")
-            #expect(d1.count("component=mdns", "avahi-daemon is available") == 1)
+            #expect(d1.log.count("component=mdns", "avahi-daemon is available") == 1)
 
             try await lab.avahiStart(3)
             let d3 = try await lab.start(n3)
             let discovered = ["peer discovered", "peer=\(n1.replicaID)", "addr=\(lab.address(of: 1)):4100"]
             try await lab.wait("a new peer on host 3 discovering n1 by mDNS") {
-                !d3.logLines(containingAll: discovered).isEmpty
+                !d3.log.lines(containingAll: discovered).isEmpty
             }
-            if let found = d3.logLines(containingAll: discovered).first.flatMap(LabDaemon.timestamp) {
+            if let found = d3.log.lines(containingAll: discovered).first.flatMap(LabLog.timestamp) {
                 print(
                     "lab: new peer on host 3 (fresh avahi-daemon) → n1 discovered: \(Self.text(found, since: d3.startedAt))"
                 )
@@ -175,8 +176,10 @@ struct DiscoveryLabTests {
             #expect(try await lab.converge(nodes).map(\.event_count) == [3, 3, 3])
 
             #expect(d1.isRunning, "the same process all along")
-            #expect(d1.count("connection closed", fromN2) == closedBefore, "the mDNS outage left the TCP link alone")
-            #expect(d1.count("level=warning", "component=mdns") <= 1, "\(d1.logLines(containing: "component=mdns"))")
+            #expect(
+                d1.log.count("connection closed", fromN2) == closedBefore, "the mDNS outage left the TCP link alone")
+            #expect(
+                d1.log.count("level=warning", "component=mdns") <= 1, "\(d1.log.lines(containing: "component=mdns"))")
         }
     }
 
@@ -194,23 +197,23 @@ struct DiscoveryLabTests {
             let warning = ["level=warning", "component=mdns"]
             // Watch n1's log for five seconds of its life: one warning, not one per retry.
             try await lab.wait("five seconds of n1's life") {
-                Date().timeIntervalSince(d1.startedAt) >= 5 || d1.logLines(containingAll: warning).count > 1
+                Date().timeIntervalSince(d1.startedAt) >= 5 || d1.log.lines(containingAll: warning).count > 1
             }
-            let warnings = d1.logLines(containingAll: warning)
+            let warnings = d1.log.lines(containingAll: warning)
             #expect(warnings.count == 1, "\(warnings)")
             #expect(warnings.first?.contains("avahi-daemon is not running") == true, "\(warnings)")
-            #expect(d1.count("peer discovered") == 0)
+            #expect(d1.log.count("peer discovered") == 0)
 
             try await lab.avahiStart(1)
             let started = try await lab.wait(
                 "n1 publishing once avahi-daemon runs, and n1 and n2 discovering each other"
             ) {
-                d1.count("component=mdns", "avahi-daemon is available") == 1
-                    && d2.count("peer discovered", "peer=\(n1.replicaID)") > 0
-                    && d1.count("peer discovered", "peer=\(n2.replicaID)") > 0
+                d1.log.count("component=mdns", "avahi-daemon is available") == 1
+                    && d2.log.count("peer discovered", "peer=\(n1.replicaID)") > 0
+                    && d1.log.count("peer discovered", "peer=\(n2.replicaID)") > 0
             }
             print("lab: avahi-daemon started under a running peerd → both discovered: \(Self.text(started))")
-            #expect(d1.logLines(containingAll: warning).count == 1)
+            #expect(d1.log.lines(containingAll: warning).count == 1)
         }
     }
 
@@ -233,8 +236,9 @@ struct DiscoveryLabTests {
                 // It saw the other cluster's services: not dialing them was a decision.
                 try await lab.wait("\(daemon.node.name) discovering its cluster and passing over cluster \(foreign)") {
                     own.allSatisfy { node in
-                        node.host == daemon.node.host || daemon.count("peer discovered", "peer=\(node.replicaID)") > 0
-                    } && daemon.count("ignoring services of cluster '\(foreign)'") > 0
+                        node.host == daemon.node.host
+                            || daemon.log.count("peer discovered", "peer=\(node.replicaID)") > 0
+                    } && daemon.log.count("ignoring services of cluster '\(foreign)'") > 0
                 }
             }
             for daemon in daemons {
@@ -252,14 +256,14 @@ struct DiscoveryLabTests {
                     let ip = lab.address(of: other.host)
                     #expect(!ids.contains(other.replicaID))
                     #expect(!peers.contains { $0.address?.hasPrefix("\(ip):") == true }, "\(daemon.name)")
-                    #expect(daemon.logLines(containing: other.replicaID).isEmpty, "\(daemon.name)")
-                    let attempts = daemon.logLines(containing: ip).filter {
+                    #expect(daemon.log.lines(containing: other.replicaID).isEmpty, "\(daemon.name)")
+                    let attempts = daemon.log.lines(containing: ip).filter {
                         $0.contains("msg=\"connection") || $0.contains("msg=\"dial") || $0.contains("msg=\"peer ")
                     }
                     #expect(attempts.isEmpty, "\(daemon.name): \(attempts)")
                 }
-                #expect(daemon.count("cluster key mismatch") == 0, "\(daemon.name)")
-                #expect(daemon.count("msg=\"connection refused\"") == 0, "\(daemon.name)")
+                #expect(daemon.log.count("cluster key mismatch") == 0, "\(daemon.name)")
+                #expect(daemon.log.count("msg=\"connection refused\"") == 0, "\(daemon.name)")
             }
         }
     }
@@ -292,9 +296,9 @@ struct DiscoveryLabTests {
                 },
                 "\(peers)")
             #expect(!peers.contains { $0.source == "discovered" }, "\(peers)")
-            #expect(d4.count("peer discovered") == 0, "mDNS found nothing from the host without multicast")
+            #expect(d4.log.count("peer discovered") == 0, "mDNS found nothing from the host without multicast")
             for daemon in daemons {
-                #expect(daemon.count("peer discovered", "peer=\(n4.replicaID)") == 0, "\(daemon.name)")
+                #expect(daemon.log.count("peer discovered", "peer=\(n4.replicaID)") == 0, "\(daemon.name)")
             }
 
             let live = try await lab.ok(["item", "create", "Live on n4", "9"], n4)
@@ -319,7 +323,7 @@ struct DiscoveryLabTests {
             try await lab.ok(["import", try Self.bulk(500, in: lab)], base)
             let total = try Peek.eventCount(base.data)
             let d1 = try await lab.start(base)
-            try await lab.wait("base publishing") { d1.count("component=mdns", "published") > 0 }
+            try await lab.wait("base publishing") { d1.log.count("component=mdns", "published") > 0 }
             let fromHost2 = "remote=\(lab.address(of: 2))"
 
             // A fresh replica on host 2, again and again. Warm: host 2's avahi-daemon has run all along
@@ -338,11 +342,11 @@ struct DiscoveryLabTests {
                     try Peek.eventCount(node.data) == total
                 }
                 let caughtUp = Date().timeIntervalSince(daemon.startedAt)
-                let identified = try #require(daemon.time(of: "peer identified", "peer=\(base.replicaID)"))
-                let discovered = daemon.time(of: "peer discovered", "peer=\(base.replicaID)")
+                let identified = try #require(daemon.log.time(of: "peer identified", "peer=\(base.replicaID)"))
+                let discovered = daemon.log.time(of: "peer discovered", "peer=\(base.replicaID)")
                 // Stopped or killed later, it must be withdrawn from base: first base must have found it.
                 try await lab.wait("base discovering new\(runs)") {
-                    d1.count("peer discovered", "peer=\(node.replicaID)") > 0
+                    d1.log.count("peer discovered", "peer=\(node.replicaID)") > 0
                 }
                 let arrival = Arrival(
                     discovered: discovered?.timeIntervalSince(daemon.startedAt),
@@ -352,7 +356,7 @@ struct DiscoveryLabTests {
             func leave(_ daemon: LabDaemon) async throws {
                 try await lab.stop(daemon)
                 try await lab.wait("base seeing \(daemon.node.name)'s service withdrawn") {
-                    d1.count("peer withdrawn", "peer=\(daemon.node.replicaID)") > 0
+                    d1.log.count("peer withdrawn", "peer=\(daemon.node.replicaID)") > 0
                 }
             }
             var warm: [Arrival] = []
@@ -371,15 +375,15 @@ struct DiscoveryLabTests {
 
             // kill -9: the kernel closes the dead process's sockets, so base hears it at once.
             let victim = try #require(newcomer)
-            let closedBeforeKill = d1.count("connection closed", fromHost2)
+            let closedBeforeKill = d1.log.count("connection closed", fromHost2)
             let killedAt = try await lab.stop(victim, signal: SIGKILL)
             try await lab.wait("base losing the killed peer") {
-                d1.count("connection closed", fromHost2) > closedBeforeKill
+                d1.log.count("connection closed", fromHost2) > closedBeforeKill
             }
-            let killNoticed = try #require(d1.time(of: "connection closed", fromHost2, index: closedBeforeKill))
+            let killNoticed = try #require(d1.log.time(of: "connection closed", fromHost2, index: closedBeforeKill))
                 .timeIntervalSince(killedAt)
             try await lab.wait("base seeing the killed peer's service withdrawn") {
-                d1.count("peer withdrawn", "peer=\(victim.node.replicaID)") > 0
+                d1.log.count("peer withdrawn", "peer=\(victim.node.replicaID)") > 0
             }
 
             // SIGSTOP: a hung process (or a host that vanished) keeps its connections open and silent;
@@ -387,17 +391,17 @@ struct DiscoveryLabTests {
             let (hungNode, _) = try await lab.initNode("hung", on: 2, joining: code)
             let hung = try await lab.start(hungNode)
             try await lab.wait("base identifying the next peer") {
-                d1.count("peer identified", "peer=\(hungNode.replicaID)") > 0
+                d1.log.count("peer identified", "peer=\(hungNode.replicaID)") > 0
             }
             try await lab.converge([base, hungNode])
-            let closedBeforeStop = d1.count("connection closed", fromHost2)
+            let closedBeforeStop = d1.log.count("connection closed", fromHost2)
             let stoppedAt = Date()
             try hung.send(SIGSTOP)
             try await lab.wait("base closing the silent connection") {
-                d1.count("connection closed", fromHost2) > closedBeforeStop
+                d1.log.count("connection closed", fromHost2) > closedBeforeStop
             }
-            let closedLine = d1.logLines(containing: "connection closed", fromHost2)[closedBeforeStop]
-            let hangNoticed = try #require(LabDaemon.timestamp(closedLine)).timeIntervalSince(stoppedAt)
+            let closedLine = d1.log.lines(containing: "connection closed", fromHost2)[closedBeforeStop]
+            let hangNoticed = try #require(LabLog.timestamp(closedLine)).timeIntervalSince(stoppedAt)
             let reason = closedLine.range(of: "reason=").map { String(closedLine[$0.upperBound...]) } ?? "?"
             try await lab.stop(hung, signal: SIGKILL)
 
@@ -429,7 +433,7 @@ struct DiscoveryLabTests {
     }
 
     /// An NDJSON file of `count` Created events of a feed of its own (docs/events.md), for `peerd import`.
-    static func bulk(_ count: Int, in lab: Lab) throws -> String {
+    static func bulk(_ count: Int, in lab: NetLab) throws -> String {
         let replicaID = "bulk-\(UUID().uuidString.lowercased())"
         var text = ""
         for seq in 1...count {
@@ -440,7 +444,7 @@ struct DiscoveryLabTests {
                 + #""payload":{"name":"Bulk item \#(seq)","quantity":\#(seq),"type":"Created"},"#
                 + #""server_offset":null,"server_time_ms":null}"# + "\n"
         }
-        let path = lab.temp.path("bulk.ndjson")
+        let path = lab.path("bulk.ndjson")
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -450,5 +454,8 @@ struct DiscoveryLabTests {
         String(format: "%.3f s", end.timeIntervalSince(start))
     }
 
-    static func text(_ duration: Duration) -> String { Lab.seconds(duration) }
+    static func text(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(format: "%.3f s", Double(seconds) + Double(attoseconds) / 1e18)
+    }
 }
