@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "Lifecycle", targets: ["Lifecycle"]),
         .executable(name: "peerd", targets: ["PeerDaemon"]),
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
+        .executable(name: "peerd-demo", targets: ["PeerDemo"]),
         .executable(name: "mdns-probe", targets: ["MDNSProbe"]),
     ],
     targets: [
@@ -64,6 +65,7 @@ let package = Package(
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "Lifecycle", "CMicroHTTPD", "DaemonClient",
             ]),
+        .executableTarget(name: "PeerDemo", dependencies: ["ChildProcesses"]),
         .executableTarget(
             name: "PeerBench",
             dependencies: ["Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite"]),

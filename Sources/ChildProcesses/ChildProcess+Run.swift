@@ -33,20 +33,27 @@ extension ChildProcess {
         _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Duration? = nil
     ) throws -> ProcessResult {
         let command = ([executable.lastPathComponent] + arguments).joined(separator: " ")
-        let child = try ChildProcess(executable, arguments, name: "`\(command)`", environment: environment)
+        return try ChildProcess(executable, arguments, name: "`\(command)`", environment: environment)
+            .waitForResult(timeout: timeout)
+    }
+
+    /// Waits for this child to exit by itself and returns what it printed;
+    /// see ``run(_:_:environment:timeout:)``. For a child that someone else
+    /// may have to stop meanwhile (the demo's cleanup on Ctrl-C).
+    public func waitForResult(timeout: Duration? = nil) throws -> ProcessResult {
         let ended: Termination
         if let timeout {
-            guard let exited = child.waitForExit(timeout: timeout) else {
-                _ = try? child.stop(with: SIGKILL)
-                throw ChildProcessError("\(child.name) did not exit within \(timeout); killed it")
+            guard let exited = waitForExit(timeout: timeout) else {
+                _ = try? stop(with: SIGKILL)
+                throw ChildProcessError("\(name) did not exit within \(timeout); killed it")
             }
             ended = exited
         } else {
-            ended = child.waitForExit()
+            ended = waitForExit()
         }
-        child.stdout.waitForEnd(timeout: .seconds(5))
-        child.stderr.waitForEnd(timeout: .seconds(5))
-        return ProcessResult(status: ended.status, stdout: child.stdout.text, stderr: child.stderr.text)
+        stdout.waitForEnd(timeout: .seconds(5))
+        stderr.waitForEnd(timeout: .seconds(5))
+        return ProcessResult(status: ended.status, stdout: stdout.text, stderr: stderr.text)
     }
 
     /// The same on a thread of its own, so that the wait never holds a
