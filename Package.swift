@@ -68,7 +68,11 @@ let package = Package(
         .executableTarget(name: "PeerDemo", dependencies: ["ChildProcesses"]),
         .executableTarget(
             name: "PeerBench",
-            dependencies: ["Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite"]),
+            dependencies: [
+                "Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite",
+                "ChildProcesses",
+                "NetworkLab",
+            ]),
         .target(name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
