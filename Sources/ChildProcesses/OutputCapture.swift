@@ -11,10 +11,13 @@ import Foundation
 /// let line = child.stdout.firstLine(startingWith: "listening on ", timeout: .seconds(30))
 /// ```
 public final class OutputCapture: @unchecked Sendable {
-    // `data` and `ended` are read and written only while `changed` is locked.
+    // `data`, `ended` and `generation` are read and written only while
+    // `changed` is locked.
     private let changed = NSCondition()
     private var data = Data()
     private var ended = false
+    /// Moves on with every chunk and at the end: what a waiter has seen.
+    private var generation = 0
 
     /// Starts reading `handle` until its writer closes it.
     init(_ handle: FileHandle) {
@@ -23,6 +26,7 @@ public final class OutputCapture: @unchecked Sendable {
                 let chunk = handle.availableData
                 changed.lock()
                 if chunk.isEmpty { ended = true } else { data.append(chunk) }
+                generation += 1
                 changed.broadcast()
                 changed.unlock()
                 if chunk.isEmpty { return }
@@ -57,13 +61,21 @@ public final class OutputCapture: @unchecked Sendable {
     /// ```
     public func wait(timeout: Duration, until condition: ([String]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout.timeInterval)
-        changed.lock()
-        defer { changed.unlock() }
+        var seen = -1
         while true {
-            if condition(Self.lines(of: String(decoding: data, as: UTF8.self), complete: !ended)) { return true }
-            if ended || !changed.wait(until: deadline) {
-                return condition(Self.lines(of: String(decoding: data, as: UTF8.self), complete: !ended))
+            changed.lock()
+            while generation == seen {
+                guard changed.wait(until: deadline) else {
+                    changed.unlock()
+                    return false
+                }
             }
+            seen = generation
+            let (snapshot, finished) = (data, ended)
+            changed.unlock()
+            // Outside the lock: the condition may read this capture too.
+            if condition(Self.lines(of: String(decoding: snapshot, as: UTF8.self), complete: !finished)) { return true }
+            if finished { return false }
         }
     }
 
