@@ -70,8 +70,7 @@ let package = Package(
             name: "PeerBench",
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite",
-                "ChildProcesses",
-                "NetworkLab",
+                "ChildProcesses", "NetworkLab",
             ]),
         .target(name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),

@@ -59,7 +59,13 @@ public final class ChildProcess: @unchecked Sendable {
         }
         exited.enter()
         process.terminationHandler = { [exited] _ in exited.leave() }
-        try EmptySignalMask.launch(process)
+        do {
+            try EmptySignalMask.launch(process)
+        } catch {
+            exited.leave()  // no handler will: a group must not go while entered
+            try? errorLog?.close()
+            throw error
+        }
         try? errorLog?.close()
         ChildRegistry.shared.insert(process.processIdentifier)
         stdout = OutputCapture(out.fileHandleForReading)
