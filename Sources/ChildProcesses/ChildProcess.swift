@@ -17,7 +17,9 @@ import Foundation
 public final class ChildProcess: @unchecked Sendable {
     // `process` is configured once in `init`; afterwards only its
     // thread-safe members (`isRunning`, `terminationStatus`,
-    // `terminationReason`, `processIdentifier`, `waitUntilExit`) are used.
+    // `terminationReason`, `processIdentifier`) are used. Never its
+    // `waitUntilExit`, which makes a run loop (descriptors) on the waiting
+    // thread: `exited` says when it ended.
     private let process = Process()
     /// Left once, by the termination handler, when the process has ended.
     private let exited = DispatchGroup()
@@ -60,7 +62,7 @@ public final class ChildProcess: @unchecked Sendable {
         exited.enter()
         process.terminationHandler = { [exited] _ in exited.leave() }
         do {
-            try EmptySignalMask.launch(process)
+            try ChildLauncher.shared.launch(process)
         } catch {
             exited.leave()  // no handler will: a group must not go while entered
             try? errorLog?.close()
@@ -73,10 +75,8 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        exited.wait()
         ChildRegistry.shared.remove(process.processIdentifier)
     }
 
@@ -96,7 +96,6 @@ public final class ChildProcess: @unchecked Sendable {
     @discardableResult
     public func waitForExit(timeout: Duration) -> Termination? {
         guard exited.wait(timeout: .now() + timeout.timeInterval) == .success else { return nil }
-        process.waitUntilExit()
         ChildRegistry.shared.remove(process.processIdentifier)
         return termination
     }
@@ -105,7 +104,6 @@ public final class ChildProcess: @unchecked Sendable {
     @discardableResult
     public func waitForExit() -> Termination {
         exited.wait()
-        process.waitUntilExit()
         ChildRegistry.shared.remove(process.processIdentifier)
         return Termination(reason: process.terminationReason, status: process.terminationStatus)
     }

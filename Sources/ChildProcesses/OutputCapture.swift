@@ -24,6 +24,10 @@ public final class OutputCapture: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             while true {
                 let chunk = handle.availableData
+                // Closed at once, not whenever this thread's closure goes: a
+                // child started later must not find the descriptor still open
+                // (Foundation's Process leaks descriptors into children).
+                if chunk.isEmpty { try? handle.close() }
                 changed.lock()
                 if chunk.isEmpty { ended = true } else { data.append(chunk) }
                 generation += 1
