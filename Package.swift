@@ -7,6 +7,8 @@ import PackageDescription
 //   PeerDaemon, PeerBench, PeerDemo, MDNSProbe     executables
 //   Gossip, Discovery, DaemonClient, Simulator     shells and tools
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
+//   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
+//                                                  the benchmark and the tests
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 let package = Package(
     name: "PeerSync",
@@ -18,6 +20,7 @@ let package = Package(
         .library(name: "Lifecycle", targets: ["Lifecycle"]),
         .executable(name: "peerd", targets: ["PeerDaemon"]),
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
+        .executable(name: "peerd-demo", targets: ["PeerDemo"]),
         .executable(name: "mdns-probe", targets: ["MDNSProbe"]),
         .executable(name: "field-notes", targets: ["FieldNotes"]),
         .executable(name: "status-probe", targets: ["StatusProbe"]),
@@ -56,20 +59,26 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["CAvahi", "PeerNet", "Lifecycle"]),
         .target(name: "DaemonClient", dependencies: ["PeerNet"]),
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
+        .target(name: "ChildProcesses"),
+        .target(name: "NetworkLab", dependencies: ["ChildProcesses"]),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(
             name: "PeerDaemon",
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "Lifecycle", "CMicroHTTPD", "DaemonClient",
             ]),
+        .executableTarget(name: "PeerDemo", dependencies: ["ChildProcesses"]),
         .executableTarget(
             name: "PeerBench",
-            dependencies: ["Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite"]),
+            dependencies: [
+                "Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite",
+                "ChildProcesses", "NetworkLab",
+            ]),
         .executableTarget(
             name: "FieldNotes", dependencies: ["Gossip", "Replica", "SyncProtocol", "PeerNet"],
             path: "Examples/FieldNotes"),
         .executableTarget(name: "StatusProbe", dependencies: ["DaemonClient"], path: "Examples/StatusProbe"),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
         .testTarget(

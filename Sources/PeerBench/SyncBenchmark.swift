@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Replica
 
@@ -146,12 +147,8 @@ struct SyncTimeout: Error, CustomStringConvertible {
 /// For conditions no callback announces (another process's database, the
 /// byte counters); each poll is cheap.
 func waitUntil(_ what: String, seconds: Double, pollMs: Int = 10, _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while try !condition() {
-        guard ContinuousClock.now < deadline else {
-            throw SyncTimeout(description: "timed out after \(seconds) s waiting for \(what)")
-        }
-        usleep(UInt32(pollMs * 1000))
+    guard try Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(pollMs), condition) else {
+        throw SyncTimeout(description: "timed out after \(seconds) s waiting for \(what)")
     }
 }
 

@@ -50,7 +50,7 @@ struct SyncCatchUpBenchmark {
         defer { try? FileManager.default.removeItem(atPath: receiverDirectory) }
         var result = built
 
-        try SyncDaemon.runToCompletion(
+        _ = try SyncDaemon.runToCompletion(
             peerd: peerd, arguments: ["init", "--data", receiverDirectory, "--join", key.code],
             logPath: (workspace.path as NSString).appendingPathComponent("sync-init.log"))
         let source = try SyncDaemon(

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -9,44 +10,34 @@ import Foundation
 final class SyncDaemon {
     /// For messages, e.g. `A (source)`.
     let name: String
-    let process: Process
+    /// The child itself: its standard output is read as it arrives.
+    let child: ChildProcess
     /// Where its standard error goes.
     let logPath: String
-    private let output: Pipe
-    private var pendingOutput: [UInt8] = []
 
     /// Starts `peerd arguments...`.
     init(name: String, peerd: String, arguments: [String], logPath: String) throws {
         self.name = name
         self.logPath = logPath
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        guard let log = FileHandle(forWritingAtPath: logPath) else {
-            throw SyncDaemonError("cannot write \(logPath)")
-        }
-        output = Pipe()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: peerd)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? log.close()
+        child = try ChildProcess(URL(fileURLWithPath: peerd), arguments, name: name, stderrPath: logPath)
     }
 
-    /// Runs `peerd arguments...` to completion; throws with its output when it fails.
-    static func runToCompletion(peerd: String, arguments: [String], logPath: String) throws {
-        let daemon = try SyncDaemon(
-            name: "peerd \(arguments.first ?? "")", peerd: peerd, arguments: arguments, logPath: logPath)
-        daemon.process.waitUntilExit()
-        guard daemon.process.terminationStatus == 0 else {
-            throw SyncDaemonError(
-                "`peerd \(arguments.joined(separator: " "))` exited with \(daemon.process.terminationStatus): "
-                    + daemon.logTail())
+    /// Runs `peerd arguments...` to completion (killed after `seconds`, when given) and returns its
+    /// standard output; throws with the end of its log when it fails.
+    @discardableResult
+    static func runToCompletion(peerd: String, arguments: [String], logPath: String, seconds: Double? = nil) throws
+        -> String
+    {
+        let command = "`peerd \(arguments.joined(separator: " "))`"
+        let daemon = try SyncDaemon(name: command, peerd: peerd, arguments: arguments, logPath: logPath)
+        let result = try daemon.child.waitForResult(timeout: seconds.map { .milliseconds(Int($0 * 1000)) })
+        guard result.status == 0 else {
+            throw SyncDaemonError("\(command) exited with \(result.status): \(daemon.logTail())")
         }
+        return result.stdout
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { child.pid }
 
     /// Reads standard output until a line starting with `prefix` arrives; returns the rest of that line.
     func waitForLine(startingWith prefix: String, seconds: Double) throws -> String {
@@ -56,39 +47,19 @@ final class SyncDaemon {
     /// Reads standard output until a line starting with each of `prefixes`
     /// arrived, in any order; returns the rest of each line, in the order of `prefixes`.
     func waitForLines(startingWith prefixes: [String], seconds: Double) throws -> [String] {
-        let descriptor = output.fileHandleForReading.fileDescriptor
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        var found: [String?] = Array(repeating: nil, count: prefixes.count)
-        while true {
-            while let newline = pendingOutput.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pendingOutput[..<newline], as: UTF8.self)
-                pendingOutput.removeSubrange(...newline)
-                if let index = prefixes.indices.first(where: { found[$0] == nil && line.hasPrefix(prefixes[$0]) }) {
-                    found[index] = String(line.dropFirst(prefixes[index].count))
-                }
-            }
-            if !found.contains(nil) { return found.compactMap { $0 } }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else {
-                let missing = prefixes.indices.filter { found[$0] == nil }.map { "`\(prefixes[$0])`" }
-                throw SyncDaemonError(
-                    "\(name) printed no \(missing.joined(separator: " or ")) line within \(seconds) s: \(logTail())")
-            }
-            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&request, 1, Int32(min(remaining.seconds * 1000 + 1, 1000)))
-            if ready <= 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw SyncDaemonError("\(name) closed its output: \(logTail())") }
-            pendingOutput += chunk[..<count]
+        if let found = child.stdout.lines(startingWith: prefixes, timeout: .milliseconds(Int(seconds * 1000))) {
+            return found
         }
+        guard !child.stdout.isAtEnd else { throw SyncDaemonError("\(name) closed its output: \(logTail())") }
+        let missing = prefixes.filter { prefix in !child.stdout.lines.contains { $0.hasPrefix(prefix) } }
+        throw SyncDaemonError(
+            "\(name) printed no \(missing.map { "`\($0)`" }.joined(separator: " or ")) line within \(seconds) s: "
+                + logTail())
     }
 
     /// Throws when the process is gone (with its last log lines).
     func checkRunning() throws {
-        guard process.isRunning else {
-            throw SyncDaemonError("\(name) exited with \(process.terminationStatus): \(logTail())")
-        }
+        if let ended = child.termination { throw SyncDaemonError("\(name) ended (\(ended)): \(logTail())") }
     }
 
     /// What `/proc/<pid>` says now.
@@ -96,14 +67,7 @@ final class SyncDaemon {
 
     /// SIGTERM, then waits up to `seconds` for the exit (SIGKILL after that).
     func stop(seconds: Double = 20) {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(pid, SIGKILL)
-            process.waitUntilExit()
-        }
+        _ = try? child.stop(with: SIGTERM, timeout: .milliseconds(Int(seconds * 1000)))
     }
 
     /// The last lines of its standard error.

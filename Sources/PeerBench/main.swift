@@ -3,7 +3,8 @@ import Foundation
 // peerd-bench: the storage benchmark (see docs/performance.md), or with
 // `crash-writer` the acknowledging writer of the crash integration test,
 // or with `sync` the sync benchmark (`peerd-bench sync --help`), or with
-// `shell` the black-box benchmark of running daemons (`peerd-bench shell --help`).
+// `shell` the black-box benchmark of running daemons (`peerd-bench shell --help`),
+// or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
@@ -12,6 +13,8 @@ do {
         try SyncBenchmark(options: SyncOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "shell" {
         try ShellBenchmark(options: ShellOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "lab" {
+        try await LabBenchmark(options: LabOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "simulate-scale" {
         try SimulateScale.parse(Array(arguments.dropFirst())).run()
     } else {

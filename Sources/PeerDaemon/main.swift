@@ -11,7 +11,6 @@ let commands: [Command] = [
     ReadCommands.all,
     TransferCommands.all,
     [CheckCommand.command],
-    [DemoCommand.command],
 ].flatMap { $0 }
 
 func overview() -> String {

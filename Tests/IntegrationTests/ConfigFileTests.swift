@@ -35,20 +35,16 @@ struct ConfigFileTests {
 
     /// Waits until `child` printed `listening on HOST:PORT`; returns the line.
     func listening(_ child: ChildProcess, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        var line: String?
-        let printed = Poll.until(timeout: .seconds(30)) {
-            line = child.stdout.lines.first { $0.hasPrefix("listening on ") }
-            return line != nil || !child.isRunning
-        }
+        let address = child.stdout.firstLine(startingWith: "listening on ", timeout: .seconds(30))
         return try #require(
-            printed ? line : nil, "\(child.name) printed no address\n\(child.stderr.text)",
+            address.map { "listening on " + $0 }, "\(child.name) printed no address\n\(child.stderr.text)",
             sourceLocation: sourceLocation)
     }
 
     /// Waits until a log line of `child` contains every one of `parts`.
     func waitForLog(_ child: ChildProcess, _ parts: String...) -> Bool {
-        Poll.until(timeout: .seconds(30)) {
-            child.stderr.lines.contains { line in parts.allSatisfy { line.contains($0) } }
+        child.stderr.wait(timeout: .seconds(30)) { lines in
+            lines.contains { line in parts.allSatisfy { line.contains($0) } }
         }
     }
 
@@ -134,10 +130,10 @@ struct ConfigFileTests {
         let path = temp.path("a/peerd.conf")
         try bad.text.write(toFile: path, atomically: true, encoding: .utf8)
         let child = try run("a")
-        #expect(Poll.until(timeout: .seconds(30)) { !child.isRunning }, "peerd run started despite the bad file")
+        #expect(child.waitForExit(timeout: .seconds(30)) != nil, "peerd run started despite the bad file")
         let ended = try child.stop(with: SIGKILL)
         #expect(ended.reason == .exit && ended.status == 2)
-        _ = Poll.until(timeout: .seconds(5)) { !child.stderr.lines.isEmpty }
+        child.stderr.waitForEnd(timeout: .seconds(5))
         #expect(child.stderr.lines.count == 1, "not one line: \(child.stderr.text)")
         #expect(child.stderr.text.hasPrefix("peerd: \(path):\(bad.line): \(bad.message)"), "\(child.stderr.text)")
         #expect(child.stdout.text.isEmpty)
@@ -148,10 +144,10 @@ struct ConfigFileTests {
         try ok(["init"], "a")
         let path = temp.path("missing.conf")
         let child = try run("a", ["--config", path])
-        #expect(Poll.until(timeout: .seconds(30)) { !child.isRunning }, "peerd run started without its config file")
+        #expect(child.waitForExit(timeout: .seconds(30)) != nil, "peerd run started without its config file")
         let ended = try child.stop(with: SIGKILL)
         #expect(ended.reason == .exit && ended.status == 2)
-        _ = Poll.until(timeout: .seconds(5)) { !child.stderr.lines.isEmpty }
+        child.stderr.waitForEnd(timeout: .seconds(5))
         #expect(child.stderr.text == "peerd: \(path): no such config file (given with --config)\n")
     }
 }

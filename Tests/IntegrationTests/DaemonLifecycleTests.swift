@@ -197,7 +197,7 @@ struct DaemonLifecycleTests {
             Executables.url("peerd"),
             ["run", "--data", dir("a").path, "--http", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--no-mdns"],
             name: "second peerd run (a)")
-        #expect(Poll.until(timeout: .seconds(10)) { !second.isRunning }, "the second daemon exits")
+        #expect(second.waitForExit(timeout: .seconds(10)) != nil, "the second daemon exits")
         let ended = try second.stop(with: SIGKILL)
         #expect(ended.reason == .exit && ended.status != 0, "second: \(ended) \(second.stderr.text)")
         #expect(second.stderr.text.contains("already running"), "\(second.stderr.text)")

@@ -2,12 +2,12 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `peerd demo`, run as the README tells a newcomer to (scripts/demo.sh runs it).
-@Suite("peerd demo")
+/// `peerd-demo`, run as the README tells a newcomer to (scripts/demo.sh runs it).
+@Suite("peerd-demo")
 struct DemoTests {
-    @Test("peerd demo exits 0, ends with three equal state hashes, and leaves no files behind")
+    @Test("peerd-demo exits 0, ends with three equal state hashes, and leaves no files behind")
     func demoConvergesAndCleansUp() async throws {
-        let result = try await ProcessRun.runUnmasked(Executables.url("peerd"), ["demo"])
+        let result = try await ChildProcess.run(Executables.url("peerd-demo"), [])
         #expect(result.status == 0, "\(result)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
 
@@ -28,12 +28,12 @@ struct DemoTests {
         #expect(values.count == 1 && values.first?.count == 64, "hashes differ: \(hashes)")
     }
 
-    @Test("peerd demo piped into head stops its daemons and removes its files once head leaves")
+    @Test("peerd-demo piped into head stops its daemons and removes its files once head leaves")
     func demoCleansUpWhenItsReaderLeaves() async throws {
         // 36 lines reach past the start of the first two daemons.
-        let script = "\"$0\" demo | head -n 36"
-        let result = try await ProcessRun.runUnmasked(
-            URL(fileURLWithPath: "/bin/sh"), ["-c", script, Executables.url("peerd").path])
+        let script = "\"$0\" | head -n 36"
+        let result = try await ChildProcess.run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, Executables.url("peerd-demo").path])
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("http on ") }, "no daemon had started yet:\n\(result.stdout)")
         let prefix = "work directory: "

@@ -35,7 +35,7 @@ struct EmbeddingTests {
         let daemon = try Daemon.start(data: temp.url("peer"))
         let app = temp.url("app")
         try FileManager.default.createDirectory(at: app, withIntermediateDirectories: false)
-        let result = try ProcessRun.run(
+        let result = try ChildProcess.run(
             Executables.url("field-notes"),
             [app.path, try ok(["cluster-code"], "peer"), daemon.address, "pump checked"])
         #expect(result.status == 0, "\(result)")
@@ -50,12 +50,12 @@ struct EmbeddingTests {
     @Test("status-probe, which links only DaemonClient, needs neither libsodium nor SQLite, and reads /status")
     func aDaemonClientAppLinksNoSodiumOrSQLite() throws {
         let probe = Executables.url("status-probe")
-        let linked = try ProcessRun.run(URL(fileURLWithPath: "/usr/bin/ldd"), [probe.path])
+        let linked = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ldd"), [probe.path])
         #expect(linked.status == 0, "\(linked)")
         #expect(!linked.stdout.contains("libsodium") && !linked.stdout.contains("libsqlite3"), "\(linked.stdout)")
         try ok(["init"], "peer")
         let daemon = try Daemon.start(data: temp.url("peer"))
-        let result = try ProcessRun.run(probe, [String(try #require(daemon.api).port)])
+        let result = try ChildProcess.run(probe, [String(try #require(daemon.api).port)])
         #expect(
             result.status == 0 && result.stdout.hasPrefix("200 ") && result.stdout.contains("state_hash"), "\(result)")
         #expect(try daemon.stop() == 0)

@@ -15,9 +15,11 @@ struct FullDiskStartTests {
     private func runUntilItExits(_ data: String) throws -> (status: Int32, stdout: String, stderr: String) {
         let arguments = ["run", "--data", data, "--no-mdns", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"]
         let child = try ChildProcess(Executables.url("peerd"), arguments, name: "peerd run on a full disk")
-        let exited = Poll.until(timeout: .seconds(30)) { !child.isRunning }
+        let exited = child.waitForExit(timeout: .seconds(30)) != nil
         let ended = try child.stop(with: SIGKILL)
         try #require(exited, "peerd run kept running on a full disk\n\(child.stderr.text)")
+        child.stdout.waitForEnd(timeout: .seconds(5))
+        child.stderr.waitForEnd(timeout: .seconds(5))
         return (ended.status, child.stdout.text, child.stderr.text)
     }
 

@@ -1,6 +1,7 @@
 import DaemonClient
 import Foundation
 import Glibc
+import Replica
 import TestSupport
 import Testing
 
@@ -38,15 +39,13 @@ struct StorageDegradedTests {
     }
 
     /// Overwrites one leaf page of the events table (found with `sqlite3`'s
-    /// dbstat) with random bytes, as a failing disk would.
+    /// dbstat) with seeded random bytes, as a failing disk would.
     func damageAnEventsPage(of database: String, leaf: Int) throws {
         let query = "select pageno from dbstat where name = 'events' and pagetype = 'leaf' limit 1 offset \(leaf)"
-        let result = try ProcessRun.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database, query])
+        let result = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database, query])
         let page = try #require(UInt64(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result)")
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: database))
-        defer { try? handle.close() }
-        try handle.seek(toOffset: (page - 1) * 4096)
-        try handle.write(contentsOf: Data((0..<4096).map { _ in UInt8.random(in: 0...255) }))
+        var random = SplitMix64(seed: UInt64(leaf))
+        try FileDamage.overwritePage(of: database, at: (page - 1) * 4096, using: &random)
     }
 
     /// `peersync_storage_faults_total` from the daemon's metrics.

@@ -256,7 +256,8 @@ struct SyncTests {
             // libpcap delivers in blocks once a second and a stop drops the rest.
             ["-i", "lo", "--immediate-mode", "-w", pcap.path, "-U", "tcp port \(a.port)"], name: "tcpdump")
         try #require(
-            Poll.until(timeout: .seconds(30)) { capture.stderr.text.contains("listening on") || !capture.isRunning },
+            capture.stderr.wait(timeout: .seconds(30)) { lines in lines.contains { $0.contains("listening on") } }
+                || !capture.isRunning,
             "tcpdump did not start")
         try #require(capture.isRunning, "tcpdump: \(capture.stderr.text)")
 

@@ -155,7 +155,8 @@ struct IntegrityCheckTests {
                 try log.append((0..<500).map { NewEvent(item: "big\(batch * 500 + $0)", .noteChanged(note: note)) })
             }
         }
-        try FileDamage.overwritePage(of: path, at: try offset ?? FileDamage.middlePage(of: path), seed: 11)
+        var random = SplitMix64(seed: 11)
+        try FileDamage.overwritePage(of: path, at: try offset ?? FileDamage.middlePage(of: path), using: &random)
 
         let report: IntegrityReport
         do {

@@ -53,7 +53,8 @@ struct StorageFaultTests {
     func damagedPageIsDamaged() throws {
         do { _ = try filledLog() }
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "closing folds the WAL into the file")
-        try FileDamage.overwritePage(of: path, at: try FileDamage.middlePage(of: path), seed: 7)
+        var random = SplitMix64(seed: 7)
+        try FileDamage.overwritePage(of: path, at: try FileDamage.middlePage(of: path), using: &random)
 
         let log = try EventLog.open(at: path, options: .testing(clock: clock))
         let found = fault { _ = try log.events(after: 0, limit: Int.max) }

@@ -6,10 +6,20 @@ import Foundation
 /// Hold it in a suite's stored property: Swift Testing makes one suite
 /// instance per test, so every test gets its own directory, and it lives
 /// until the test has returned (and closed its databases).
+///
+/// ```swift
+/// struct StorageTests {
+///     let directory: TemporaryDirectory
+///     init() throws { directory = try TemporaryDirectory() }
+///
+///     @Test func opens() throws { _ = try EventLog.create(at: directory.path("a.db"), replicaID: "a") }
+/// }
+/// ```
 public final class TemporaryDirectory {
     /// The directory.
     public let url: URL
 
+    /// Creates the directory.
     public init() throws {
         url = FileManager.default.temporaryDirectory
             .appendingPathComponent("peersync-tests-\(UUID().uuidString.lowercased())", isDirectory: true)

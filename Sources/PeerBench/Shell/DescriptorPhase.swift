@@ -50,7 +50,7 @@ struct DescriptorPhase {
             }
         }
         let healthAtEnd = DescriptorPhase.health(d)
-        let running = d.daemon.process.isRunning
+        let running = d.daemon.child.isRunning
         let log = d.daemon.logLines(since: logStart)
         let exhaustion = log.filter { line in
             DescriptorPhase.exhaustionWords.contains { line.lowercased().contains($0) }
@@ -77,7 +77,9 @@ struct DescriptorPhase {
             "Fresh peer E (`--peer` D) connects within 30 s",
             connected.map { "yes, after \(Figure.seconds($0.seconds)) s (\($0.evidence))" } ?? "**no**")
         table.row("D answers `GET /health` at the end", healthAtEnd)
-        table.row("D still running at the end", running ? "yes" : "**no** (exit \(d.daemon.process.terminationStatus))")
+        table.row(
+            "D still running at the end",
+            running ? "yes" : "**no** (\(d.daemon.child.termination.map(String.init(describing:)) ?? "?"))")
         table.row("Log lines D wrote (from its start)", Figure.count(log.count))
         table.row("… about running out of descriptors", Figure.count(exhaustion.count))
         table.row("… the first of those", Figure.logLine(exhaustion.first))

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// The daemons of one phase on 127.0.0.1: makes their data directories
@@ -70,8 +71,7 @@ final class LoopbackCluster {
     /// cleanup, or the kernel's OOM killer), and the phase's figures are void.
     var killedFromOutside: Bool {
         started.contains {
-            !$0.daemon.process.isRunning && $0.daemon.process.terminationReason == .uncaughtSignal
-                && $0.daemon.process.terminationStatus == SIGKILL
+            $0.daemon.child.termination == Termination(reason: .uncaughtSignal, status: SIGKILL)
         }
     }
 

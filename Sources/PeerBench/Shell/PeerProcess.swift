@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -74,22 +75,21 @@ final class PeerProcess {
 
     /// How it ended, nil while it runs: `exited with status 1`, `killed by signal 9`.
     var exitDescription: String? {
-        guard !daemon.process.isRunning else { return nil }
-        let status = daemon.process.terminationStatus
-        return daemon.process.terminationReason == .uncaughtSignal
-            ? "killed by signal \(status)" : "exited with status \(status)"
+        guard let ended = daemon.child.termination else { return nil }
+        return ended.reason == .uncaughtSignal
+            ? "killed by signal \(ended.status)" : "exited with status \(ended.status)"
     }
 
     /// Waits until its thread count is at most `threads`; returns the seconds
     /// that took, nil when it did not happen within `seconds`.
     func waitForThreads(atMost threads: Int, seconds: Double) -> Double? {
         let start = ContinuousClock.now
-        while (ContinuousClock.now - start).seconds < seconds {
-            if let now = sample().threads, now <= threads { return (ContinuousClock.now - start).seconds }
-            guard daemon.process.isRunning else { return nil }
-            usleep(100_000)
+        var dropped = false
+        _ = Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(100)) {
+            dropped = sample().threads.map { $0 <= threads } ?? false
+            return dropped || !daemon.child.isRunning
         }
-        return nil
+        return dropped ? (ContinuousClock.now - start).seconds : nil
     }
 
     /// Its threads by name (`/proc/<pid>/task/*/comm`, trailing digits
@@ -136,18 +136,8 @@ enum PeerdCommand {
     private static func run(peerd: String, arguments: [String], logPath: String, seconds: Double = 60) throws
         -> String
     {
-        let command = "`peerd \(arguments.joined(separator: " "))`"
-        let child = try SyncDaemon(name: command, peerd: peerd, arguments: arguments, logPath: logPath)
-        let line = try child.waitForLine(startingWith: "", seconds: seconds)
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while child.process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        guard !child.process.isRunning else {
-            child.stop(seconds: 1)
-            throw SyncDaemonError("\(command) did not exit within \(seconds) s")
-        }
-        guard child.process.terminationStatus == 0 else {
-            throw SyncDaemonError("\(command) exited with \(child.process.terminationStatus): \(child.logTail())")
-        }
-        return line
+        let output = try SyncDaemon.runToCompletion(
+            peerd: peerd, arguments: arguments, logPath: logPath, seconds: seconds)
+        return output.split(separator: "\n").first.map(String.init) ?? ""
     }
 }

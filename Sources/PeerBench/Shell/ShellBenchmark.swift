@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -135,20 +136,8 @@ struct ShellBenchmark {
     }
 
     private static func sha256(of file: String) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [file]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        guard !process.isRunning else {
-            process.terminate()
-            return nil
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return text.split(separator: " ").first.map(String.init)
+        let result = try? ChildProcess.run(URL(fileURLWithPath: "/usr/bin/sha256sum"), [file], timeout: .seconds(10))
+        guard let result, result.status == 0 else { return nil }
+        return result.stdout.split(separator: " ").first.map(String.init)
     }
 }

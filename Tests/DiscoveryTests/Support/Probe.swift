@@ -1,8 +1,9 @@
 import Discovery
 import Foundation
+import TestSupport
 
 /// One `mdns-probe` running inside a lab host, started detached by
-/// `netlab.sh spawn`: its pid file and the log of its stdout, one
+/// `netlab.sh spawn`: the process and the log of its stdout, one
 /// ``DiscoveryEvent`` per line.
 struct Probe: Sendable {
     /// A `found` line.
@@ -15,17 +16,11 @@ struct Probe: Sendable {
     }
 
     var label: String
-    var host: Int
     var replicaID: String
-    var pidFile: String
-    var logFile: String
+    let process: LabProcess
 
     /// The lines the probe has written so far (complete lines only).
-    var lines: [String] {
-        guard let text = try? String(contentsOfFile: logFile, encoding: .utf8) else { return [] }
-        let complete = text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
-        return complete.split(separator: "\n").map(String.init)
-    }
+    var lines: [String] { process.stdout.lines }
 
     /// Every `found` line so far, in order.
     var found: [Found] { lines.compactMap(Self.parseFound) }
@@ -50,20 +45,11 @@ struct Probe: Sendable {
     /// Whether it has reported `replicaID` as found.
     func hasFound(_ replicaID: String) -> Bool { found.contains { $0.replicaID == replicaID } }
 
-    /// The probe's pid, while its pid file names a live process.
-    var pid: Int32? {
-        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
-            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) == 0
-        else { return nil }
-        return pid
-    }
+    /// The probe's pid, while it runs.
+    var pid: Int32? { process.isRunning ? process.pid : nil }
 
     /// Sends SIGTERM: the probe stops its discovery (withdrawing its service) and exits.
-    func terminate() {
-        if let pid { kill(pid, SIGTERM) }
-    }
-
-    var log: String { "--- \(label) (host \(host), id \(replicaID)):\n" + lines.joined(separator: "\n") }
+    func terminate() throws { try process.send(SIGTERM) }
 
     static func parseFound(_ line: String) -> Found? {
         guard line.hasPrefix("found ") else { return nil }

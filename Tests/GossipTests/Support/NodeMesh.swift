@@ -6,21 +6,6 @@ import SyncProtocol
 import Synchronization
 import TestSupport
 
-/// A wall clock that moves only when a test moves it.
-final class TestWallClock: Sendable {
-    private let nowMs: Mutex<Int64>
-
-    init(_ startMs: Int64 = 1_700_000_000_000) {
-        nowMs = Mutex(startMs)
-    }
-
-    var now: Int64 { nowMs.withLock { $0 } }
-
-    func advance(by ms: Int64) {
-        nowMs.withLock { $0 += ms }
-    }
-}
-
 /// Every log record a node emitted, collected from the node's `Sendable` logger.
 final class LogRecords: Sendable {
     private let records = Mutex<[LogRecord]>([])
@@ -37,9 +22,9 @@ final class NodeMesh {
     final class Member {
         let log: EventLog
         var node: SyncNode
-        let wallClock: TestWallClock
+        let wallClock: ManualClock
 
-        init(log: EventLog, node: SyncNode, wallClock: TestWallClock) {
+        init(log: EventLog, node: SyncNode, wallClock: ManualClock) {
             self.log = log
             self.node = node
             self.wallClock = wallClock
@@ -80,7 +65,7 @@ final class NodeMesh {
     ) throws {
         directory = try TemporaryDirectory()
         for name in names {
-            let clock = TestWallClock()
+            let clock = ManualClock()
             var options = EventLog.Options()
             options.durability = .normal
             options.wallClock = { clock.now }

@@ -1,22 +1,6 @@
 import Foundation
 import Replica
-
-/// Waiting on an observable condition with a deadline, never a fixed sleep.
-enum Poll {
-    /// Checks `condition` every `interval` until it holds (true) or
-    /// `timeout` has passed (false).
-    static func until(
-        timeout: Duration, every interval: Duration = .milliseconds(10), _ condition: () throws -> Bool
-    ) rethrows -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while true {
-            if try condition() { return true }
-            if ContinuousClock.now >= deadline { return false }
-            let (seconds, attoseconds) = interval.components
-            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
-        }
-    }
-}
+import TestSupport
 
 /// What `peerd status --json` prints.
 struct ReplicaStatus: Decodable, Equatable, CustomStringConvertible {

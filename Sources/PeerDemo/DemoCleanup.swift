@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Synchronization
 
@@ -6,7 +7,7 @@ import Synchronization
 /// or on SIGINT/SIGTERM/SIGHUP (then the process exits 128 + the signal).
 final class DemoCleanup: Sendable {
     private struct State {
-        var pids: [Int32] = []
+        var children: [ChildProcess] = []
         var actions: [@Sendable () -> Void] = []
         var done = false
         var interrupted = false
@@ -14,20 +15,20 @@ final class DemoCleanup: Sendable {
 
     private let state = Mutex(State())
 
-    /// Stops `pid` with SIGTERM at cleanup, and waits for it to end before
+    /// Stops `child` with SIGTERM at cleanup, and waits for it to end before
     /// removing anything. False when cleanup has already begun: the caller
     /// must stop it itself.
-    func track(_ pid: Int32) -> Bool {
+    func track(_ child: ChildProcess) -> Bool {
         state.withLock { state in
             guard !state.done else { return false }
-            state.pids.append(pid)
+            state.children.append(child)
             return true
         }
     }
 
-    /// Forgets `pid`, which the demo stopped itself.
-    func untrack(_ pid: Int32) {
-        state.withLock { $0.pids.removeAll { $0 == pid } }
+    /// Forgets `child`, which ended or which the demo stopped itself.
+    func untrack(_ child: ChildProcess) {
+        state.withLock { $0.children.removeAll { $0 === child } }
     }
 
     /// Runs `action` at cleanup, after the daemons are stopped, the most
@@ -39,14 +40,16 @@ final class DemoCleanup: Sendable {
     /// Stops every tracked process (SIGTERM, then SIGKILL after 10 s) and
     /// runs the actions. Only the first call does anything.
     func run() {
-        let (pids, actions) = state.withLock { state -> ([Int32], [@Sendable () -> Void]) in
+        let (children, actions) = state.withLock { state -> ([ChildProcess], [@Sendable () -> Void]) in
             guard !state.done else { return ([], []) }
             state.done = true
-            return (state.pids, state.actions)
+            return (state.children, state.actions)
         }
-        for pid in pids { kill(pid, SIGTERM) }
-        let gone = Subprocess.poll(timeout: .seconds(10)) { !pids.contains(where: Subprocess.exists) }
-        if !gone { for pid in pids { kill(pid, SIGKILL) } }
+        for child in children where child.isRunning { kill(child.pid, SIGTERM) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        for child in children where child.waitForExit(timeout: max(.zero, deadline - .now)) == nil {
+            _ = try? child.stop(with: SIGKILL)
+        }
         for action in actions { action() }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The story `peerd demo` tells, act by act, on a ``DemoStage``.
+/// The story `peerd-demo` tells, act by act, on a ``DemoStage``.
 struct DemoScript {
     let stage: DemoStage
     let discovery: DemoDiscovery
@@ -98,7 +98,7 @@ struct DemoScript {
             let json = try stage.peerd(["items", "--json", "--include-deleted", "--data", name], shown: false)
             let items = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] ?? []
             guard let item = items.first(where: { $0["id"] as? String == id }), item["deleted"] as? Bool == true else {
-                throw CommandError("demo: the \(name) does not show item \(id) as deleted")
+                throw DemoError("the \(name) does not show item \(id) as deleted")
             }
         }
         DemoConsole.line("Bolts is deleted on both, under its new name: the delete wins over the concurrent rename")

@@ -1,15 +1,23 @@
 import Foundation
 
-@testable import Replica
-
 /// Real storage failures, made on purpose: a damaged page in a closed
 /// database file, and writes that the kernel fails.
-enum FileDamage {
-    /// Overwrites the 4 KiB at `offset` of `path` with bytes from a seeded
-    /// generator, as a failing disk or a stray write would.
-    static func overwritePage(of path: String, at offset: UInt64, seed: UInt64) throws {
-        var rng = SplitMix64(seed: seed)
-        let garbage = Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) })
+///
+/// ```swift
+/// var random = SplitMix64(seed: 7)
+/// try FileDamage.overwritePage(of: path, at: try FileDamage.middlePage(of: path), using: &random)
+/// try FileDamage.whileDescriptor(of: path + "-wal", refersTo: "/dev/full", flags: O_WRONLY) {
+///     #expect(throws: SQLiteError.self) { try log.append(event) }
+/// }
+/// ```
+public enum FileDamage {
+    /// Overwrites the 4 KiB at `offset` of `path` with bytes from `random`
+    /// (a seeded generator makes the damage the same in every run), as a
+    /// failing disk or a stray write would.
+    public static func overwritePage(
+        of path: String, at offset: UInt64, using random: inout some RandomNumberGenerator
+    ) throws {
+        let garbage = Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) })
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         try handle.seek(toOffset: offset)
@@ -18,7 +26,7 @@ enum FileDamage {
     }
 
     /// The offset of the 4 KiB page in the middle of the file.
-    static func middlePage(of path: String) throws -> UInt64 {
+    public static func middlePage(of path: String) throws -> UInt64 {
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64 ?? 0
         return size / 2 / 4096 * 4096
     }
@@ -28,7 +36,7 @@ enum FileDamage {
     /// writes to `path` then fail in the kernel as a real device fails
     /// them: `/dev/full` answers `ENOSPC`; a file opened read-only, `EBADF`
     /// (an I/O error to SQLite).
-    static func whileDescriptor(
+    public static func whileDescriptor(
         of path: String, refersTo substitute: String, flags: Int32, _ body: () throws -> Void
     ) throws {
         let descriptor = try openDescriptor(of: path)
@@ -58,7 +66,8 @@ enum FileDamage {
     }
 }
 
-struct FileDamageError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+/// A damage could not be made: a file to open, a descriptor to find.
+public struct FileDamageError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

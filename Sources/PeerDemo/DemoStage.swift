@@ -1,12 +1,13 @@
+import ChildProcesses
 import Foundation
 
 /// Where the demo plays: a temporary work directory (the current directory
-/// while it runs, so that data directories are short relative paths), this
-/// `peerd` executable, and what to clean up.
+/// while it runs, so that data directories are short relative paths), the
+/// `peerd` executable beside this one, and what to clean up.
 final class DemoStage {
     /// The temporary directory, removed at cleanup.
     let directory: String
-    /// This executable, from `/proc/self/exe`.
+    /// `peerd` in the folder of this executable (`/proc/self/exe`).
     let executable: String
     let cleanup = DemoCleanup()
     private var signalSources: [any DispatchSourceSignal] = []
@@ -14,14 +15,18 @@ final class DemoStage {
     /// Creates the work directory, makes it the current directory, and
     /// cleans up on Ctrl-C or SIGTERM from now on.
     init() throws {
-        executable =
+        let demo =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
+        executable = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("peerd").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw DemoError("no peerd at \(executable): build it beside peerd-demo (`swift build` builds both)")
+        }
         var template = Array(
             (NSTemporaryDirectory() as NSString).appendingPathComponent("peerd-demo.XXXXXX").utf8CString)
         // mkdtemp replaces the X's in place.
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw CommandError("demo: cannot create a temporary directory: \(String(cString: strerror(errno)))")
+            throw DemoError("cannot create a temporary directory: \(String(cString: strerror(errno)))")
         }
         directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let previous = FileManager.default.currentDirectoryPath
@@ -29,7 +34,7 @@ final class DemoStage {
             _ = FileManager.default.changeCurrentDirectoryPath(previous)
             // A child that was starting as the cleanup began may still add a
             // file while the tree is removed; then removing it again does.
-            _ = Subprocess.poll(timeout: .seconds(5), every: .milliseconds(50)) {
+            _ = Poll.until(timeout: .seconds(5), every: .milliseconds(50)) {
                 try? FileManager.default.removeItem(atPath: directory)
                 return !FileManager.default.fileExists(atPath: directory)
             }
@@ -37,7 +42,7 @@ final class DemoStage {
         signalSources = cleanup.exitOnSignals()
         guard FileManager.default.changeCurrentDirectoryPath(directory) else {
             cleanup.run()
-            throw CommandError("demo: cannot change into \(directory)")
+            throw DemoError("cannot change into \(directory)")
         }
     }
 
@@ -51,16 +56,27 @@ final class DemoStage {
     @discardableResult
     func peerd(_ words: [String], shown: Bool = true) throws -> String {
         if shown { DemoConsole.command(words) }
-        let result = try Subprocess.run(executable, words, cleanup: cleanup)
+        let result = try run(words)
         if shown {
             DemoConsole.output(result.stdout)
             DemoConsole.output(result.stderr)
         }
         guard result.status == 0 else {
-            throw CommandError(
-                "demo: `peerd \(words.joined(separator: " "))` exited \(result.status): \(result.stderr)")
+            throw DemoError(
+                "`peerd \(words.joined(separator: " "))` exited \(result.status): \(result.stderr)")
         }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs `peerd WORDS` to completion, stopped by the cleanup should the demo be interrupted meanwhile.
+    private func run(_ words: [String]) throws -> ProcessResult {
+        let child = try ChildProcess(URL(fileURLWithPath: executable), words, name: "`peerd \(words[0])`")
+        guard cleanup.track(child) else {
+            _ = try? child.stop(with: SIGKILL)
+            throw DemoError("interrupted")
+        }
+        defer { cleanup.untrack(child) }
+        return try child.waitForResult()
     }
 
     /// Starts `peerd run --data NAME ARGUMENTS` in the background, shows the
@@ -82,7 +98,7 @@ final class DemoStage {
         do {
             return try JSONDecoder().decode(DemoStatus.self, from: Data(json.utf8))
         } catch {
-            throw CommandError("demo: cannot read `peerd status --json` of the \(name): \(error)")
+            throw DemoError("cannot read `peerd status --json` of the \(name): \(error)")
         }
     }
 
@@ -92,13 +108,13 @@ final class DemoStage {
     func converge(_ names: [String], timeout: Duration = .seconds(20)) throws -> (DemoStatus, Duration) {
         let start = ContinuousClock.now
         var statuses: [DemoStatus] = []
-        let agreed = try Subprocess.poll(timeout: timeout) {
+        let agreed = try Poll.until(timeout: timeout, every: .milliseconds(20)) {
             statuses = try names.map(status)
             return Set(statuses).count == 1
         }
         guard agreed, let status = statuses.first else {
             let said = zip(names, statuses).map { "\($0): \($1)" }.joined(separator: "; ")
-            throw CommandError("demo: the replicas did not converge within \(timeout): \(said)")
+            throw DemoError("the replicas did not converge within \(timeout): \(said)")
         }
         return (status, ContinuousClock.now - start)
     }

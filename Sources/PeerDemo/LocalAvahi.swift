@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// How the demo's daemons find each other: mDNS through this machine's
@@ -42,17 +43,17 @@ enum DemoDiscovery {
         guard buses.contains(where: FileManager.default.fileExists(atPath:)) else {
             return .staticPeers(reason: "avahi-daemon is not running, and there is no D-Bus system bus to start it on")
         }
-        guard (try? Subprocess.run(avahi, ["--daemonize"]))?.status == 0,
-            Subprocess.poll(timeout: .seconds(5), { isRunning(avahi) })
+        guard (try? ChildProcess.run(URL(fileURLWithPath: avahi), ["--daemonize"]))?.status == 0,
+            Poll.until(timeout: .seconds(5), every: .milliseconds(20), { isRunning(avahi) })
         else {
             return .staticPeers(reason: "avahi-daemon did not start (run `\(avahi) --debug` to see why)")
         }
-        cleanup.atCleanup { _ = try? Subprocess.run(avahi, ["--kill"]) }
+        cleanup.atCleanup { _ = try? ChildProcess.run(URL(fileURLWithPath: avahi), ["--kill"]) }
         return .mdns(started: true)
     }
 
     /// `avahi-daemon --check`: exit 0 when a daemon runs.
     private static func isRunning(_ avahi: String) -> Bool {
-        (try? Subprocess.run(avahi, ["--check"]))?.status == 0
+        (try? ChildProcess.run(URL(fileURLWithPath: avahi), ["--check"]))?.status == 0
     }
 }

@@ -1,0 +1,21 @@
+/// Seconds measured several times: the median and the range, as the lab report prints them.
+///
+/// ```swift
+/// Spread([0.07, 0.08, 0.07]).text   // "0.07 s (0.07–0.08)"
+/// ```
+struct Spread {
+    let sorted: [Double]
+
+    init(_ values: [Double]) { sorted = values.sorted() }
+
+    /// The middle value (the upper one of an even count); nil without values.
+    var median: Double? { sorted.isEmpty ? nil : sorted[sorted.count / 2] }
+
+    /// `0.07 s (0.07–0.08)`, `—` without values.
+    var text: String {
+        guard let median, let low = sorted.first, let high = sorted.last else { return "—" }
+        let digits = high < 10 ? 2 : 1
+        return
+            "\(SyncReport.fixed(median, digits)) s (\(SyncReport.fixed(low, digits))–\(SyncReport.fixed(high, digits)))"
+    }
+}
