@@ -80,6 +80,7 @@ let package = Package(
         .executableTarget(name: "StatusProbe", dependencies: ["DaemonClient"], path: "Examples/StatusProbe"),
         .target(name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
         .testTarget(
             name: "GossipTests", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet", "TestSupport"]),

@@ -24,7 +24,7 @@ parts=(
     "integration-lab|^IntegrationTests\.DiscoveryLabTests|"
     "discovery|^DiscoveryTests\.|"
     "simulator|^SimulatorTests\.|"
-    "units|^(ReplicaTests|SyncProtocolTests|GossipTests)\.|"
+    "units|^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests)\.|"
 )
 # Every test target must be in a part.
 for target in $(sed -n 's/.*\.testTarget(.*name: "\([A-Za-z]*\)".*/\1/p' Package.swift); do

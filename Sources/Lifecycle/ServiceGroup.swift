@@ -29,6 +29,12 @@ public struct ServiceGroup: Sendable {
         case deadlinePassed(waitingFor: String)
     }
 
+    /// What starts the stop: a signal, or the service at this index ending.
+    private enum Trigger: Sendable {
+        case signal(String)
+        case ended(Int)
+    }
+
     private let services: [any Service]
     private let shutdownDeadline: Duration
     private let report: @Sendable (Event) -> Void
@@ -41,14 +47,11 @@ public struct ServiceGroup: Sendable {
         self.report = report
     }
 
-    /// Runs every service until a signal of `stops` arrives or a service ends,
+    /// Runs every service until `stops` yields (a signal's name: `UnixSignals`) or a service ends,
     /// then stops them in reverse order. Rethrows the first failure of a
     /// service's `run()` once the others have stopped.
-    public func run(stoppingOn stops: UnixSignals) async throws -> Outcome {
-        enum Trigger: Sendable {
-            case signal(String)
-            case ended(Int)
-        }
+    public func run<Stops: AsyncSequence & Sendable>(stoppingOn stops: Stops) async throws -> Outcome
+    where Stops.Element == String {
         let (triggers, trigger) = AsyncStream.makeStream(of: Trigger.self)
         let tasks = services.enumerated().map { index, service in
             Task {
@@ -57,15 +60,15 @@ public struct ServiceGroup: Sendable {
             }
         }
         let forwarding = Task {
-            for await name in stops { trigger.yield(.signal(name)) }
+            for try await name in stops { trigger.yield(.signal(name)) }
         }
         var first: Trigger?
         for await next in triggers {
             first = next
             break
         }
-        stops.finish()
-        await forwarding.value
+        forwarding.cancel()
+        _ = await forwarding.result
         switch first! {
         case .signal(let name): report(.stopping(signal: name))
         case .ended(let index): report(.stopping(signal: "\(services[index].name) ended"))
@@ -89,20 +92,25 @@ public struct ServiceGroup: Sendable {
         let deadline = ContinuousClock.now + shutdownDeadline
         for index in tasks.indices.reversed() {
             tasks[index].cancel()
-            let finished = await withTaskGroup(of: Bool.self) { group -> Bool in
-                group.addTask {
-                    _ = await tasks[index].result
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(until: deadline, clock: .continuous)
-                    return false
-                }
-                let first = await group.next()!
-                group.cancelAll()
-                return first
+            // Whichever comes first: the service returns, or the deadline.
+            // (A task group would wait for both.)
+            let (outcomes, outcome) = AsyncStream.makeStream(of: Bool.self)
+            let returned = Task {
+                _ = await tasks[index].result
+                outcome.yield(true)
             }
+            let timer = Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                outcome.yield(false)
+            }
+            var finished = false
+            for await first in outcomes {
+                finished = first
+                break
+            }
+            timer.cancel()
             guard finished else {
+                returned.cancel()
                 report(.deadlinePassed(waitingFor: services[index].name))
                 return false
             }
