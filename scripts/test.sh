@@ -18,13 +18,14 @@ swift-format lint --strict --recursive Package.swift Sources Tests Examples
 echo "== build (debug, with tests; warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
 
-# Each part: a name, then the --filter regex of its tests and a --skip regex (or nothing).
+# Each part: a name, the --filter regex of its tests and a --skip regex (or
+# nothing), separated by semicolons.
 parts=(
-    "integration|^IntegrationTests\.|^IntegrationTests\.DiscoveryLabTests"
-    "integration-lab|^IntegrationTests\.DiscoveryLabTests|"
-    "discovery|^DiscoveryTests\.|"
-    "simulator|^SimulatorTests\.|"
-    "units|^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests)\.|"
+    "integration;^IntegrationTests\.;^IntegrationTests\.DiscoveryLabTests"
+    "integration-lab;^IntegrationTests\.DiscoveryLabTests;"
+    "discovery;^DiscoveryTests\.;"
+    "simulator;^SimulatorTests\.;"
+    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests)\.;"
 )
 # Every test target must be in a part.
 for target in $(sed -n 's/.*\.testTarget(.*name: "\([A-Za-z]*\)".*/\1/p' Package.swift); do
@@ -38,7 +39,7 @@ echo "== tests (${#parts[@]} processes)"
 started=$SECONDS
 pids=()
 for part in "${parts[@]}"; do
-    IFS='|' read -r name filter skip <<<"$part"
+    IFS=';' read -r name filter skip <<<"$part"
     arguments=(--testing-library swift-testing --parallel --filter "$filter")
     [ -z "$skip" ] || arguments+=(--skip "$skip")
     "$bundle" "${arguments[@]}" >"$logs/$name.log" 2>&1 &
@@ -46,7 +47,7 @@ for part in "${parts[@]}"; do
 done
 failed=0
 for index in "${!parts[@]}"; do
-    IFS='|' read -r name _ <<<"${parts[$index]}"
+    IFS=';' read -r name _ <<<"${parts[$index]}"
     status=0
     wait "${pids[$index]}" || status=$?
     echo "== tests: $name (exit $status, done after $((SECONDS - started)) s)"
@@ -55,7 +56,7 @@ for index in "${!parts[@]}"; do
 done
 echo "== tests: summary"
 for part in "${parts[@]}"; do
-    IFS='|' read -r name _ <<<"$part"
+    IFS=';' read -r name _ <<<"$part"
     printf '%-16s %s\n' "$name" "$(grep -a 'Test run with' "$logs/$name.log" | sed 's/\x1b\[[0-9;]*m//g')"
 done
 exit "$failed"
