@@ -34,29 +34,17 @@ public final class Socket: @unchecked Sendable {
         return socket
     }
 
-    /// Connects to `host:port`, giving up after `timeoutMs`.
+    /// Connects to `host:port`, giving up after `timeoutMs`; a blocking socket.
     public static func connect(host: String, port: UInt16, timeoutMs: Int32 = 5_000) throws -> Socket {
-        let address = try resolve(host: host, port: port, passive: false)
-        let socket = Socket(
-            descriptor: try systemCall("socket") {
-                Glibc.socket(
-                    address.family,
-                    Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            })
-        let started = address.withSockaddr { pointer, length in Glibc.connect(socket.descriptor, pointer, length) }
-        if started == -1 {
-            guard errno == EINPROGRESS else { throw SocketError(operation: "connect \(host):\(port)", code: errno) }
-            var poller = pollfd(fd: socket.descriptor, events: Int16(POLLOUT), revents: 0)
-            let ready = try systemCall("poll") { poll(&poller, 1, timeoutMs) }
-            guard ready == 1 else { throw SocketError(operation: "connect \(host):\(port)", code: ETIMEDOUT) }
-            var failure: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(socket.descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
-            guard failure == 0 else { throw SocketError(operation: "connect \(host):\(port)", code: failure) }
+        let socket = try startConnecting(to: try resolve(host: host, port: port, passive: false))
+        var poller = pollfd(fd: socket.descriptor, events: Int16(POLLOUT), revents: 0)
+        let ready = try systemCall("poll") { poll(&poller, 1, timeoutMs) }
+        guard ready == 1 else { throw SocketError(operation: "connect \(host):\(port)", code: ETIMEDOUT) }
+        if let failure = socket.connectionError {
+            throw SocketError(operation: "connect \(host):\(port)", code: failure.code)
         }
         let flags = fcntl(socket.descriptor, F_GETFL)
         _ = fcntl(socket.descriptor, F_SETFL, flags & ~Int32(O_NONBLOCK))
-        socket.configureStream()
         return socket
     }
 

@@ -13,13 +13,6 @@ struct EmbeddingTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @discardableResult
-    func ok(_ arguments: [String], _ dir: String) throws -> String {
-        let result = try Executables.peerd(arguments, data: temp.url(dir))
-        try #require(result.status == 0, "peerd \(arguments) failed: \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     @Test("docs/replica.md shows Examples/FieldNotes/main.swift as it is")
     func theDocumentedExampleIsTheBuiltOne() throws {
         let example = try String(
@@ -30,14 +23,14 @@ struct EmbeddingTests {
 
     @Test("field-notes syncs its own domain with a peerd run and back, in a few lines of Swift")
     func anAppWithItsOwnDomainSyncsWithTheDaemon() throws {
-        try ok(["init"], "peer")
-        try ok(["item", "create", "Bolts", "5"], "peer")
+        try temp.peerdOK(["init"], "peer")
+        try temp.peerdOK(["item", "create", "Bolts", "5"], "peer")
         let daemon = try Daemon.start(data: temp.url("peer"))
         let app = temp.url("app")
         try FileManager.default.createDirectory(at: app, withIntermediateDirectories: false)
         let result = try ChildProcess.run(
             Executables.url("field-notes"),
-            [app.path, try ok(["cluster-code"], "peer"), daemon.address, "pump checked"])
+            [app.path, try temp.peerdOK(["cluster-code"], "peer"), daemon.address, "pump checked"])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("site-1: pump checked; 2 events, in sync with \(daemon.address)"), "\(result)")
         // The daemon holds the app's event, stored and replicated though it does not fold the type.
@@ -53,7 +46,7 @@ struct EmbeddingTests {
         let linked = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ldd"), [probe.path])
         #expect(linked.status == 0, "\(linked)")
         #expect(!linked.stdout.contains("libsodium") && !linked.stdout.contains("libsqlite3"), "\(linked.stdout)")
-        try ok(["init"], "peer")
+        try temp.peerdOK(["init"], "peer")
         let daemon = try Daemon.start(data: temp.url("peer"))
         let result = try ChildProcess.run(probe, [String(try #require(daemon.api).port)])
         #expect(

@@ -15,13 +15,6 @@ struct GossipAdmissionTests {
     let temp: TemporaryDirectory
     init() throws { temp = try TemporaryDirectory() }
 
-    @discardableResult
-    func ok(_ arguments: [String], _ dir: String) throws -> String {
-        let result = try Executables.peerd(arguments, data: temp.url(dir))
-        try #require(result.status == 0, "peerd \(arguments) failed: \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// A handshake init as a stranger without the key would send it: 43 bytes.
     static let handshakeInit: [UInt8] =
         [0, 0, 0, 39, 1] + Array("PSYN".utf8) + [0, 1] + (0..<32).map { _ in UInt8.random(in: 0...255) }
@@ -60,8 +53,7 @@ struct GossipAdmissionTests {
         "100 oversized frames, 50 tricklers and 1,000 idle strangers: no thread each, the deadline cuts the tricklers, one line per kind, and a peer keeps syncing"
     )
     func strangersCostLittleAndAreCutOnTime() throws {
-        try ok(["init"], "a")
-        try ok(["init", "--join", try ok(["cluster-code"], "a")], "b")
+        try temp.cluster("a", ["b"])
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
         let api = try #require(a.api)
@@ -81,7 +73,10 @@ struct GossipAdmissionTests {
         // 50 strangers trickle a handshake init, a byte every 2 s: the first
         // 16 (the per-address cap) get a handshake slot, the rest are closed at once.
         let connectedAt = ContinuousClock.now
-        let tricklers = Trickle(try (0..<50).map { _ in try RawConnection(port: a.port) }, bytes: Self.handshakeInit)
+        let handshakeInit = Self.handshakeInit
+        let tricklers = Trickle(try (0..<50).map { _ in try RawConnection(port: a.port) }, every: 2) { round in
+            round < handshakeInit.count ? handshakeInit[round] : nil
+        }
         defer { tricklers.stop() }
         // 1,000 idle strangers on top: no slot is left for them.
         let idle = try (0..<1_000).map { _ in try RawConnection(port: a.port) }
@@ -117,8 +112,7 @@ struct GossipAdmissionTests {
 
     @Test("a daemon out of file descriptors says so once, and accepts a peer again once they free up")
     func outOfDescriptorsAcceptsAgain() throws {
-        try ok(["init"], "d")
-        try ok(["init", "--join", try ok(["cluster-code"], "d")], "e")
+        try temp.cluster("d", ["e"])
         // Started with a low limit, then (as what it inherits from this test
         // process varies) lowered to 8 above what it holds once it runs.
         let d = try Daemon.start(data: temp.url("d"), logLevel: "info", descriptorLimit: 64)
@@ -149,42 +143,5 @@ struct GossipAdmissionTests {
         #expect(lines.first?.contains("Too many open files") == true)
         #expect(try d.stop() == 0, "\(d.stderr)")
         #expect(try e.stop() == 0)
-    }
-}
-
-/// Connections that each send `bytes` one byte every 2 s, until `stop()`.
-final class Trickle: @unchecked Sendable {
-    // `connections` is set in `init` and only read afterwards.
-    let connections: [RawConnection]
-    private let stopped = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
-    private let running = Mutex(true)
-
-    init(_ connections: [RawConnection], bytes: [UInt8]) {
-        self.connections = connections
-        Thread.detachNewThread { [self] in
-            var next = 0
-            // The pace of the trickle, not a wait for something.
-            repeat {
-                if next < bytes.count {
-                    for connection in self.connections where connection.isOpen { connection.send([bytes[next]]) }
-                    next += 1
-                }
-            } while stopped.wait(timeout: .now() + 2) == .timedOut
-            done.signal()
-        }
-    }
-
-    /// Connections the daemon still holds open.
-    var openCount: Int { connections.filter(\.isOpen).count }
-
-    func stop() {
-        guard
-            running.withLock({ running in
-                defer { running = false }; return running
-            })
-        else { return }
-        stopped.signal()
-        done.wait()
     }
 }

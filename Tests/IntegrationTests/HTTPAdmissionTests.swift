@@ -34,7 +34,9 @@ struct HTTPAdmissionTests {
 
         let streams = try (0..<300).map { _ in try api.events("/changes") }
         #expect(streams.allSatisfy { $0.status == 200 })
-        let slow = try SlowClients(count: 256, port: api.port, interval: 2)
+        let heads = try (0..<256).map { _ in try RawConnection(port: api.port) }
+        for head in heads { head.send(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)) }
+        let slow = Trickle(heads, every: 2) { _ in UInt8(ascii: "a") }
         defer { slow.stop() }
 
         var slowest = 0.0

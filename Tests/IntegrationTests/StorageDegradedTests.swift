@@ -13,13 +13,6 @@ struct StorageDegradedTests {
     let temp: TemporaryDirectory
     init() throws { temp = try TemporaryDirectory() }
 
-    @discardableResult
-    func ok(_ arguments: [String], _ dir: String) throws -> String {
-        let result = try Executables.peerd(arguments, data: temp.url(dir))
-        try #require(result.status == 0, "peerd \(arguments) failed: \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// `count` events of one foreign feed as an export file (300 items, then quantity changes).
     func exportFile(events count: Int) throws -> String {
         var lines: [String] = []
@@ -65,9 +58,8 @@ struct StorageDegradedTests {
 
     @Test("a damaged page: logged once, /health and /status say degraded, no hot loop, the readable events still sync")
     func aDamagedPageDegradesTheReplicaOnce() throws {
-        try ok(["init"], "a")
-        try ok(["init", "--join", try ok(["cluster-code"], "a")], "b")
-        try ok(["import", try exportFile(events: 4_000)], "a")
+        try temp.cluster("a", ["b"])
+        try temp.peerdOK(["import", try exportFile(events: 4_000)], "a")
         try damageAnEventsPage(of: temp.path("a/replica.db"), leaf: 45)
 
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")

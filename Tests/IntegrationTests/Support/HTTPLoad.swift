@@ -18,47 +18,6 @@ enum ProcessCensus {
     }
 }
 
-/// Connections that send a request head a byte at a time, one byte every
-/// `interval` on each, and never finish it (slowloris), until `stop()`.
-final class SlowClients: @unchecked Sendable {
-    // `connections` is set in `init` and only read afterwards.
-    let connections: [RawConnection]
-    private let stopped = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
-    private let running = Mutex(true)
-
-    init(count: Int, port: UInt16, interval: TimeInterval) throws {
-        connections = try (0..<count).map { _ in
-            let connection = try RawConnection(port: port)
-            connection.send(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
-            return connection
-        }
-        Thread.detachNewThread { [self] in
-            // The pace of the trickle, not a wait for something: each round
-            // sends one more byte of the never-ending header.
-            while stopped.wait(timeout: .now() + interval) == .timedOut {
-                for connection in connections { connection.send([UInt8(ascii: "a")]) }
-            }
-            done.signal()
-        }
-    }
-
-    /// Connections the daemon still holds open.
-    var openCount: Int { connections.filter(\.isOpen).count }
-
-    /// Ends the trickle (the connections close when the last reference
-    /// goes); a second call does nothing.
-    func stop() {
-        guard
-            running.withLock({ running in
-                defer { running = false }; return running
-            })
-        else { return }
-        stopped.signal()
-        done.wait()
-    }
-}
-
 /// An HTTP response read off a raw connection to its end.
 struct RawReply {
     var status: Int?
