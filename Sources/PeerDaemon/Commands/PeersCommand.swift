@@ -39,7 +39,9 @@ enum PeersCommand {
                 "\(peer.events_to_receive)", "\(peer.events_to_send)", shortHash(peer.state_hash),
             ]
         }
-        print("topology \(file.topology) (--topology \(file.topology_mode))")
+        var heading = Output()
+        heading.line("topology \(file.topology) (--topology \(file.topology_mode))")
+        heading.flush()
         printTable(
             header: [
                 "SOURCE", "ADDRESS", "REPLICA", "ROLE", "STATE", "LAST SYNC", "TO RECEIVE", "TO SEND", "STATE HASH",
