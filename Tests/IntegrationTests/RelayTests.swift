@@ -51,4 +51,21 @@ struct RelayTests {
         #expect(try a.stop() == 0)
         #expect(try relay.stop() == 0)
     }
+
+    @Test("relay = true and topology = hub in peerd.conf do what --relay and --topology hub do")
+    func configFile() throws {
+        try temp.cluster("relay", ["a"])
+        try "relay = true\n".write(
+            to: temp.url("relay").appendingPathComponent("peerd.conf"), atomically: true, encoding: .utf8)
+        try "topology = hub\n".write(
+            to: temp.url("a").appendingPathComponent("peerd.conf"), atomically: true, encoding: .utf8)
+        let relay = try Daemon.start(data: temp.url("relay"))
+        let a = try Daemon.start(data: temp.url("a"), peers: [relay.address])
+        #expect(try relay.api!.request("GET", "/status").text.contains(#""role":"relay""#))
+        let table = try a.peerTable()
+        #expect(table.topology_mode == "hub")
+        #expect(table.topology == "hub", "hub mode is the hub before any relay is connected")
+        #expect(try a.stop() == 0)
+        #expect(try relay.stop() == 0)
+    }
 }
