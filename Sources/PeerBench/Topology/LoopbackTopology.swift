@@ -5,8 +5,9 @@ import Foundation
 #endif
 
 /// One size in one topology with real `peerd run` processes on 127.0.0.1:
-/// the mesh (replica i dials every replica before it, `--topology mesh`,
-/// at most 16 at once as every replica does), or the hub (one `--relay`, every replica dials it alone and
+/// the mesh (replica i dials every replica before it, `--topology mesh`;
+/// peer exchange adds the rest, at most 16 dials at once as every replica
+/// does), or the hub (one `--relay`, every replica dials it alone and
 /// learns the others by peer exchange). Counts connections from `GET
 /// /peers` and bytes from `GET /metrics` (`peersync_bytes_sent_total`,
 /// summed over every daemon); in the hub, kills the relay with SIGKILL
@@ -51,16 +52,29 @@ struct LoopbackTopology {
             nodes.append(try cluster.start(name, data: data, peers: peers, extra: hub ? [] : ["--topology", "mesh"]))
         }
         let everyone = (relay.map { [$0] } ?? []) + nodes
-        // Hub: one connection per replica. Mesh: each replica's dials to those before it.
-        let expected = hub ? replicas : (1...replicas).map { min($0 - 1, Self.maxOutbound) }.reduce(0, +)
+        // Hub: one connection per replica. Mesh: each replica connected to
+        // every other, or to at least as many as it dials at once, with the
+        // count steady for a second (peer exchange may still add a few).
+        // Either way every peer has reported its state hash.
+        let least = hub ? 1 : min(replicas - 1, Self.maxOutbound)
         var connections = 0
-        try wait("the \(hub ? "hub" : "mesh") forms (\(expected) connections)", seconds: 60) {
+        var steadySince = ContinuousClock.now
+        try wait("the \(hub ? "hub" : "mesh") forms", seconds: 90) {
             let tables = try everyone.map { try $0.api.json("/peers") }
-            connections = tables.map(connected).reduce(0, +) / 2
-            return connections == expected
-                && tables.allSatisfy { $0["topology"] as? String == (hub ? "hub" : "mesh") }
+            let count = tables.map(connected).reduce(0, +) / 2
+            if count != connections { (connections, steadySince) = (count, .now) }
+            let replicaTables = hub ? Array(tables.dropFirst()) : tables
+            let formed = replicaTables.allSatisfy {
+                connected($0) >= least && $0["topology"] as? String == (hub ? "hub" : "mesh")
+            }
+            // Settled: every session has reported its state, so the idle window below is idle.
+            let settled = tables.allSatisfy { table in
+                ((table["peers"] as? [[String: Any]]) ?? []).allSatisfy { peer in
+                    peer["state"] as? String != "connected" || peer["state_hash"] != nil
+                }
+            }
+            return formed && settled && (hub ? count == replicas : ContinuousClock.now - steadySince >= .seconds(1))
         }
-
         let idleStart = try bytesSent(everyone)
         let idleClock = ContinuousClock.now
         Thread.sleep(forTimeInterval: 2)  // a window to measure, not a wait for something
