@@ -70,8 +70,9 @@ struct TopologyBenchmark {
         print("## Mesh and hub with real daemons on 127.0.0.1")
         print("")
         print(
-            "- mesh: `--topology mesh`, replica i dials every replica started before it (at most 16 at once); "
-                + "hub: one `--relay`, every replica given only its address (the others come by peer exchange)")
+            "- mesh: `--topology mesh`, replica i is given every replica started before it and peer exchange "
+                + "tells it the rest (at most 16 dials at once); hub: one `--relay`, every replica given only its "
+                + "address (the others come by peer exchange)")
         print(
             "- connections from `GET /peers`; bytes are `peersync_bytes_sent_total` summed over every daemon: "
                 + "per live event from the first of \(options.eventsPerReplica) writes per replica until every "
