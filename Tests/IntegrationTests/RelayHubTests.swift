@@ -56,8 +56,9 @@ struct RelayHubTests {
 
         // Back at its address: it catches up and the hub returns.
         relay = try Daemon.start(data: temp.url("relay"), extra: ["--relay", "--listen", "127.0.0.1:\(relayPort)"])
-        try Convergence.wait(everyone)
-        try await Poll.eventually("the hub returns", timeout: .seconds(20)) { try inTheHub(replicas) }
+        // Each replica reaches it at its next redial: up to 10 s into the backoff.
+        try Convergence.wait(everyone, timeout: .seconds(45))
+        try await Poll.eventually("the hub returns", timeout: .seconds(45)) { try inTheHub(replicas) }
         for replica in replicas { #expect(try replica.stop() == 0, "\(replica.stderr)") }
         #expect(try relay.stop() == 0, "\(relay.stderr)")
     }
