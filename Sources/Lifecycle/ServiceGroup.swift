@@ -49,7 +49,8 @@ public struct ServiceGroup: Sendable {
 
     /// Runs every service until `stops` yields (a signal's name: `UnixSignals`) or a service ends,
     /// then stops them in reverse order. Rethrows the first failure of a
-    /// service's `run()` once the others have stopped.
+    /// service's `run()` once the others have stopped. A cancelled run
+    /// stops them too, as a signal named `cancelled` would.
     public func run<Stops: AsyncSequence & Sendable>(stoppingOn stops: Stops) async throws -> Outcome
     where Stops.Element == String {
         let (triggers, trigger) = AsyncStream.makeStream(of: Trigger.self)
@@ -62,25 +63,27 @@ public struct ServiceGroup: Sendable {
         let forwarding = Task {
             for try await name in stops { trigger.yield(.signal(name)) }
         }
-        var first: Trigger?
+        var first = Trigger.signal("cancelled")
+        // Ends without an element only when this task is cancelled.
         for await next in triggers {
             first = next
             break
         }
         forwarding.cancel()
         _ = await forwarding.result
-        switch first! {
+        switch first {
         case .signal(let name): report(.stopping(signal: name))
         case .ended(let index): report(.stopping(signal: "\(services[index].name) ended"))
         }
-        guard await stopInReverse(tasks) else { return .deadlinePassed }
+        // In a task of its own, so that a cancelled run still waits for each service in turn.
+        guard await Task(operation: { await stopInReverse(tasks) }).value else { return .deadlinePassed }
         for (index, task) in tasks.enumerated() {
             if case .failure(let error) = await task.result, !(error is CancellationError) {
                 report(.serviceFailed(services[index].name, error))
                 throw error
             }
         }
-        switch first! {
+        switch first {
         case .signal(let name): return .stopped(signal: name)
         case .ended(let index): return .serviceEnded(services[index].name)
         }

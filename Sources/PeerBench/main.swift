@@ -4,7 +4,8 @@ import Foundation
 // `crash-writer` the acknowledging writer of the crash integration test,
 // or with `sync` the sync benchmark (`peerd-bench sync --help`), or with
 // `shell` the black-box benchmark of running daemons (`peerd-bench shell --help`),
-// or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`).
+// or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`),
+// or with `topology` the mesh against the hub (`peerd-bench topology --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
@@ -15,6 +16,8 @@ do {
         try ShellBenchmark(options: ShellOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "lab" {
         try await LabBenchmark(options: LabOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "topology" {
+        try TopologyBenchmark(options: TopologyOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "simulate-scale" {
         try SimulateScale.parse(Array(arguments.dropFirst())).run()
     } else {

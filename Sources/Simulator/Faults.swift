@@ -126,6 +126,9 @@ public struct NetworkStatistics: Sendable, Hashable {
     public var resets = 0
     public var connectionsOpened = 0
     public var closes = 0
+    /// Bytes of the messages sent, as sealed frames on the wire (frame
+    /// header, encoded message, tag); counted only with `Scenario.countsBytes`.
+    public var bytesSent = 0
 
     public init() {}
 }

@@ -13,6 +13,9 @@ public struct Scenario: Sendable {
     /// Seeds every random choice of the run; the same seed replays the same run.
     public var seed: UInt64
     public var replicaCount: Int
+    /// The first `relayCount` replicas run as relays (`NodeRole.relay`);
+    /// every replica knows every other's role, as mDNS TXT tells it.
+    public var relayCount = 0
     /// Faults and local appends happen in `0..<faultPhaseMs`; then the
     /// network heals, crashed replicas restart, and the faults stop.
     public var faultPhaseMs: Milliseconds = 20_000
@@ -48,6 +51,9 @@ public struct Scenario: Sendable {
     /// How long after converging every session's peer may take to report
     /// the common state hash in a `state` message.
     public var stateReportLimitMs: Milliseconds = 10_000
+    /// Counts the bytes of every message as the wire encodes it
+    /// (`NetworkStatistics.bytesSent`); costs time, so off unless asked for.
+    public var countsBytes = false
     /// Prints every node log line and every fault as it happens.
     public var trace = false
 

@@ -66,6 +66,7 @@ public final class Simulation {
         self.scenario = scenario
         random = SimulationRandom(seed: scenario.seed)
         network = VirtualNetwork(replicaCount: scenario.replicaCount, conditions: scenario.conditions)
+        network.countsBytes = scenario.countsBytes
         hops = HopTracker(replicaCount: scenario.replicaCount)
         let directory = try SimulationDirectory(seed: scenario.seed)
         self.directory = directory
@@ -124,7 +125,9 @@ public final class Simulation {
             try performAppendStep()
         case .initialEvents:
             statistics.messagesBeforeInitialEvents = network.statistics.messagesSent
-            for replica in replicas where replica.isUp {
+            statistics.bytesBeforeInitialEvents = network.statistics.bytesSent
+            statistics.connectionsAtInitialEvents = identifiedConnections
+            for replica in replicas where replica.isUp && replica.index >= scenario.relayCount {
                 for _ in 0..<scenario.initialEventsPerReplica { appendInitialEvent(on: replica) }
             }
         case .fault(let action):
@@ -153,6 +156,15 @@ public final class Simulation {
         }
     }
 
+    /// A relay among the first `Scenario.relayCount`, else a peer.
+    func role(of index: Int) -> NodeRole { index < scenario.relayCount ? .relay : .peer }
+
+    /// Identified connections between running replicas (each counted once).
+    var identifiedConnections: Int {
+        replicas.compactMap(\.node).map { node in node.sessions.values.filter { $0.peer != nil }.count }.reduce(0, +)
+            / 2
+    }
+
     /// The replica running as `host`, if that incarnation still runs.
     func replica(of host: Host) -> SimulatedReplica? {
         let replica = replicas[host.replica]
@@ -163,7 +175,7 @@ public final class Simulation {
     /// knows every other replica's address, and starts its timer.
     private func start(_ replica: SimulatedReplica) throws {
         var configuration = SyncNode.Configuration(
-            hello: Hello(replicaID: replica.replicaID, role: .peer, listenPort: replica.address.port))
+            hello: Hello(replicaID: replica.replicaID, role: role(of: replica.index), listenPort: replica.address.port))
         configuration.session = scenario.session
         configuration.peers = scenario.peers
         configuration.antiEntropyIntervalMs = scenario.antiEntropyIntervalMs
@@ -171,7 +183,7 @@ public final class Simulation {
         try replica.start(clock: clock, configuration: configuration, logger: logs.logger(for: replica.replicaID))
         network.hostStarted(replica.host)
         for other in replicas where other.index != replica.index {
-            replica.node!.addPeer(other.address, source: .configured, now: now)
+            replica.node!.addPeer(other.address, source: .configured, role: role(of: other.index), now: now)
         }
         // The first round at a random moment, so that the nodes' rounds do not all fall together.
         nextTickAt[replica.index] = now + random.int(in: 0..<50)

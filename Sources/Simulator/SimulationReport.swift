@@ -20,6 +20,10 @@ public struct SimulationStatistics: Sendable, Hashable {
     public var forkReports = 0
     /// Messages sent before the initial events were appended.
     public var messagesBeforeInitialEvents = 0
+    /// Bytes sent before then (with `Scenario.countsBytes`).
+    public var bytesBeforeInitialEvents = 0
+    /// Identified connections when the initial events were appended.
+    public var connectionsAtInitialEvents = 0
     /// "clock far ahead" lines: events from a clock past the tolerated skew.
     public var clockFarAheadReports = 0
     public var warnings = 0
@@ -38,6 +42,7 @@ public struct SimulationStatistics: Sendable, Hashable {
         network.resets += other.network.resets
         network.connectionsOpened += other.network.connectionsOpened
         network.closes += other.network.closes
+        network.bytesSent += other.network.bytesSent
         appends += other.appends
         undos += other.undos
         refusedUndos += other.refusedUndos
@@ -50,6 +55,8 @@ public struct SimulationStatistics: Sendable, Hashable {
         dialFailures += other.dialFailures
         forkReports += other.forkReports
         messagesBeforeInitialEvents += other.messagesBeforeInitialEvents
+        bytesBeforeInitialEvents += other.bytesBeforeInitialEvents
+        connectionsAtInitialEvents += other.connectionsAtInitialEvents
         clockFarAheadReports += other.clockFarAheadReports
         warnings += other.warnings
     }

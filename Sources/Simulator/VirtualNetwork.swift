@@ -41,6 +41,8 @@ struct VirtualNetwork {
         var open = true
         /// When the last message sent from this end arrives (a close goes after it).
         var lastArrivalAt: Milliseconds = 0
+        /// This direction's feed table, for counting bytes as the wire would.
+        var encoder = MessageEncoder()
     }
 
     /// What the receiving end makes of a transmission.
@@ -54,6 +56,10 @@ struct VirtualNetwork {
     }
 
     var conditions: NetworkConditions
+    /// Whether `send` counts `NetworkStatistics.bytesSent`.
+    var countsBytes = false
+    /// The Poly1305 tag each sealed frame carries after its ciphertext.
+    static let sealTagBytes = 16
     var statistics = NetworkStatistics()
     private(set) var endpoints: [ConnectionID: Endpoint] = [:]
     /// Partition group per replica; one group when healed.
@@ -122,6 +128,9 @@ struct VirtualNetwork {
         let sequence = endpoint.nextSendSequence
         endpoint.nextSendSequence += 1
         statistics.messagesSent += 1
+        if countsBytes {
+            statistics.bytesSent += Frame.headerSize + endpoint.encoder.encode(message).count + Self.sealTagBytes
+        }
         defer { endpoints[id] = endpoint }
         guard reachable(endpoint.owner.replica, far.owner.replica) else {
             statistics.partitionDrops += 1

@@ -57,6 +57,18 @@ struct Boom: Error, Equatable {}
         #expect(journal.all.suffix(3) == ["stop http", "stop gossip", "stop storage"])
     }
 
+    @Test func aCancelledRunStopsTheServicesInReverseOrder() async throws {
+        let journal = Journal()
+        let (stream, _) = stops()
+        let group = ServiceGroup(
+            ["storage", "http"].map { RecordingService(name: $0, journal: journal) }, shutdownDeadline: .seconds(10))
+        let run = Task { try await group.run(stoppingOn: stream) }
+        try await Poll.eventually("every service started") { journal.all.count == 2 }
+        run.cancel()
+        #expect(try await run.value == .stopped(signal: "cancelled"))
+        #expect(journal.all.suffix(2) == ["stop http", "stop storage"])
+    }
+
     @Test func aServiceThatEndsByItselfStopsTheOthers() async throws {
         let journal = Journal()
         let (stream, _) = stops()

@@ -169,3 +169,32 @@ struct LocalAppendTests {
         #expect(try log.stateHash() != created)
     }
 }
+
+/// Arrival times (a relay's server times) follow local offsets.
+@Suite("Arrival times")
+struct ArrivalTimeTests {
+    let directory: TemporaryDirectory
+    let clock = ManualClock(50_000)
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    @Test("A clock set back does not take arrival times back, for appends and ingests alike")
+    func arrivalTimesNeverGoBack() throws {
+        let log = try EventLog.create(at: directory.path("a.db"), replicaID: "a", options: .testing(clock: clock))
+        let first = try log.append(NewEvent(item: "i1", .created(name: "Bolts", quantity: 1)))
+        clock.set(20_000)
+        let appended = try log.append(NewEvent(item: "i1", .quantityChanged(quantity: 2)))
+        let source = try EventLog.create(at: directory.path("b.db"), replicaID: "b", options: .testing(clock: clock))
+        let remote = try source.append(NewEvent(item: "i2", .created(name: "Nuts", quantity: 3)))
+        let ingested = try log.ingest([remote.event]).stored
+        #expect(first.arrivalTimeMs == 50_000)
+        #expect(appended.arrivalTimeMs == 50_000)
+        #expect(ingested.map(\.arrivalTimeMs) == [50_000])
+        clock.set(60_000)
+        #expect(try log.append(NewEvent(item: "i1", .quantityChanged(quantity: 4))).arrivalTimeMs == 60_000)
+        let offsets = try log.events(after: 0, limit: 10).map(\.offset)
+        #expect(offsets == [1, 2, 3, 4])
+    }
+}

@@ -36,7 +36,8 @@ import Testing
     }
 
     /// Whatever happened, a deadline at or before the time of a tick means
-    /// work for the next tick: ticking at it always does something, and
+    /// work for the next tick: ticking at it always does something (a
+    /// directive, or the fallback from the hub to the mesh), and
     /// after a few such ticks the deadline lies ahead. A shell that sleeps
     /// until the deadline never spins.
     @Test(arguments: 0..<40 as Range<UInt64>)
@@ -46,18 +47,25 @@ import Testing
         configuration.maxOutbound = Int(random.next() % 3) + 1
         configuration.maxConnections = Int(random.next() % 4) + 1
         configuration.rotateEveryMs = random.next() % 2 == 0 ? nil : 2_000
-        var peers = PeerManager(replicaID: "m", configuration: configuration, seed: seed)
+        configuration.topology = TopologyMode.allCases[Int(random.next() % 3)]
+        configuration.relayFallbackMs = Milliseconds(random.next() % 4_000)
+        let role: NodeRole = random.next() % 4 == 0 ? .relay : .peer
+        var peers = PeerManager(replicaID: "m", role: role, configuration: configuration, seed: seed)
+        func randomRole() -> NodeRole { random.next() % 3 == 0 ? .relay : .peer }
         var now: Milliseconds = 0
         var nextID: ConnectionID = 1
         for _ in 0..<300 {
             now += Milliseconds(random.next() % 700)
             let target = address(Int(random.next() % 6) + 2)
             switch random.next() % 6 {
-            case 0: peers.addPeer(target, source: .configured, replicaID: "r\(random.next() % 4)", now: now)
+            case 0:
+                let source = PeerSource.allCases[Int(random.next() % 3)]
+                let known = random.next() % 2 == 0 ? randomRole() : nil
+                peers.addPeer(target, source: source, replicaID: "r\(random.next() % 4)", role: known, now: now)
             case 1: peers.dialFailed(target, reason: "refused", now: now)
             case 2:
                 _ = peers.connected(nextID, dialed: random.next() % 2 == 0 ? target : nil, now: now)
-                _ = peers.identified(nextID, replicaID: "r\(random.next() % 4)", now: now)
+                _ = peers.identified(nextID, replicaID: "r\(random.next() % 4)", role: randomRole(), now: now)
                 nextID += 1
             case 3:
                 if let id = peers.connections.keys.randomElement(using: &random) { peers.disconnected(id, now: now) }
@@ -72,8 +80,11 @@ import Testing
                     Issue.record("seed \(seed): the deadline stays at \(deadline) after 5 ticks at \(now)")
                     return
                 }
+                let hubState = peers.hubState
+                let directives = peers.tick(now: now)
                 #expect(
-                    !peers.tick(now: now).isEmpty, "seed \(seed): a tick at the due deadline \(deadline) did nothing")
+                    !directives.isEmpty || peers.hubState != hubState,
+                    "seed \(seed): a tick at the due deadline \(deadline) did nothing")
             }
         }
     }

@@ -144,11 +144,12 @@ public final class GossipService: Service, @unchecked Sendable {
         catchUpSealing.stop()
     }
 
-    /// An address found by discovery (mDNS): dialed unless its replica is
-    /// already connected.
-    public func peerFound(_ address: PeerAddress, replicaID: String?) {
+    /// An address found by discovery (mDNS), with the role it advertises:
+    /// dialed unless its replica is already connected or the hub topology
+    /// leaves it out.
+    public func peerFound(_ address: PeerAddress, replicaID: String?, role: NodeRole? = nil) {
         loop.execute { [self] in
-            node.addPeer(address, source: .discovered, replicaID: replicaID, now: loop.now)
+            node.addPeer(address, source: .discovered, replicaID: replicaID, role: role, now: loop.now)
             carryOut([])
         }
     }
@@ -167,6 +168,11 @@ public final class GossipService: Service, @unchecked Sendable {
     /// Every peer this node knows or is connected to; see `PeerRow`.
     public func peerTable() -> [PeerRow] {
         onLoop { service in service.node.peerTable(now: service.loop.now) } ?? []
+    }
+
+    /// Mesh or hub, as the peer manager stands now; `mesh` once the loop has stopped.
+    public func topology() -> Topology {
+        onLoop { $0.node.manager.topology } ?? .mesh
     }
 
     /// This replica's state summary as the node last computed it, with the

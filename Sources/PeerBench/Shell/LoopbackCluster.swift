@@ -41,13 +41,13 @@ final class LoopbackCluster {
         return data
     }
 
-    /// Starts `peerd run` on `data`, dialing `peers`.
-    func start(_ name: String, data: String, peers: [PeerProcess] = [], descriptorLimit: Int? = nil) throws
-        -> PeerProcess
-    {
+    /// Starts `peerd run` on `data`, dialing `peers`, with `extra` arguments.
+    func start(
+        _ name: String, data: String, peers: [PeerProcess] = [], descriptorLimit: Int? = nil, extra: [String] = []
+    ) throws -> PeerProcess {
         let process = try PeerProcess(
             name: name, peerd: peerd, data: data, peers: peers.map(\.gossipPort), logPath: logPath(name),
-            descriptorLimit: descriptorLimit)
+            descriptorLimit: descriptorLimit, extra: extra)
         started.append(process)
         progress(
             "\(phase): \(name) runs (pid \(process.pid)), gossip 127.0.0.1:\(process.gossipPort), "

@@ -27,10 +27,11 @@ final class PeerProcess {
 
     /// Starts `peerd run` on 127.0.0.1 (both ports picked by the kernel, no
     /// mDNS, log level info), dialing `peers`, and waits until it printed
-    /// both ports. With `descriptorLimit` it runs under `/bin/sh -c 'ulimit -n N; exec peerd ...'`.
+    /// both ports. With `descriptorLimit` it runs under `/bin/sh -c 'ulimit -n N; exec peerd ...'`;
+    /// `extra` arguments follow the others (`--relay`, or a second `--listen` that wins).
     init(
         name: String, peerd: String, data: String, peers: [UInt16] = [], logPath: String,
-        descriptorLimit: Int? = nil
+        descriptorLimit: Int? = nil, extra: [String] = []
     ) throws {
         self.name = name
         self.data = data
@@ -39,6 +40,7 @@ final class PeerProcess {
             "info",
         ]
         for port in peers { arguments += ["--peer", "127.0.0.1:\(port)"] }
+        arguments += extra
         if let descriptorLimit {
             daemon = try SyncDaemon(
                 name: name, peerd: "/bin/sh",

@@ -9,7 +9,10 @@ import SyncProtocol
 /// through the sync service, which pushes them to peers at once.
 final class DaemonAPI: @unchecked Sendable {
     struct Settings: Sendable {
+        /// `peer` or `relay`, as `GET /status` shows it.
         var role = "peer"
+        /// `--topology`, as `GET /peers` shows it.
+        var topologyMode = TopologyMode.auto
         /// When set, every request needs `Authorization: Bearer <token>`.
         var token: String?
         var doubleTapWindowMs: Int64 = 300

@@ -32,6 +32,16 @@ extension DaemonAPI {
         text.gauge("peersync_peers_connected", "Peers with an open, identified session.", Double(sync.peersConnected))
         text.gauge(
             "peersync_connections_open", "Open peer connections, handshakes included.", Double(sync.connectionsOpen))
+        text.header("peersync_peers_connected_by_role", "Peers with an open, identified session, by role.", "gauge")
+        for role in [NodeRole.peer, .relay] {
+            let count = rows.filter { $0.state == .connected && $0.role == role.description }.count
+            text.sample("peersync_peers_connected_by_role", ["role": role.description], Double(count))
+        }
+        let topology = service.topology()
+        text.header("peersync_topology", "1 for the topology this node's connections take now (hub or mesh).", "gauge")
+        for shape in [Topology.hub, .mesh] {
+            text.sample("peersync_topology", ["mode": shape.rawValue], shape == topology ? 1 : 0)
+        }
         text.counter(
             "peersync_handshake_failures_total", "Connections that ended during the handshake.", sync.handshakeFailures)
         text.gauge(

@@ -26,11 +26,17 @@ struct PeerList: Codable {
     /// Wall-clock time of the snapshot, in ms since 1970.
     var updated_ms: Int64
     var replica_id: String
+    /// `hub` or `mesh`: the shape of this node's connections now.
+    var topology: String
+    /// `--topology`: `auto`, `mesh` or `hub`.
+    var topology_mode: String
     var peers: [Peer]
 
-    init(replicaID: String, rows: [PeerRow], nowMs: Int64) {
+    init(replicaID: String, topology: Topology, mode: TopologyMode, rows: [PeerRow], nowMs: Int64) {
         updated_ms = nowMs
         replica_id = replicaID
+        self.topology = topology.rawValue
+        topology_mode = mode.rawValue
         peers = rows.map { row in
             Peer(
                 source: row.source, address: row.address?.description, replica_id: row.replicaID, role: row.role,

@@ -37,7 +37,8 @@ extension DaemonAPI {
 
     func peers() -> HTTPResponse {
         let list = PeerList(
-            replicaID: reads.replicaID, rows: service.peerTable(), nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+            replicaID: reads.replicaID, topology: service.topology(), mode: settings.topologyMode,
+            rows: service.peerTable(), nowMs: Int64(Date().timeIntervalSince1970 * 1000))
         return .json(200, list.json)
     }
 }

@@ -7,8 +7,10 @@ enum PeersCommand {
         path: ["peers"], usage: "peers [--json]",
         summary: """
             Lists the peers the daemon running on DIR knows: how each was found (configured, discovered, \
-            exchanged, inbound), its address, role, connection state, when the two replicas were last in \
-            sync, and how many events each side still misses (from their cursors).
+            exchanged, inbound), its address, role (peer or relay), connection state, when the two replicas \
+            were last in sync, and how many events each side still misses (from their cursors). The first \
+            line says the topology (hub or mesh) and the --topology mode it follows; --json prints the \
+            peers only.
             """,
         flags: ["json"]
     ) { arguments, directory in
@@ -37,6 +39,9 @@ enum PeersCommand {
                 "\(peer.events_to_receive)", "\(peer.events_to_send)", shortHash(peer.state_hash),
             ]
         }
+        var heading = Output()
+        heading.line("topology \(file.topology) (--topology \(file.topology_mode))")
+        heading.flush()
         printTable(
             header: [
                 "SOURCE", "ADDRESS", "REPLICA", "ROLE", "STATE", "LAST SYNC", "TO RECEIVE", "TO SEND", "STATE HASH",

@@ -10,7 +10,8 @@ enum RunCommand {
         path: ["run"],
         usage: """
             run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL] \
-            [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N]
+            [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N] [--relay] \
+            [--topology auto|mesh|hub] [--relay-fallback-ms N]
             """,
         summary: """
             Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
@@ -22,10 +23,16 @@ enum RunCommand {
             send. --double-tap-ms (default 300, 0 = off): identical writes to one item within that \
             window store one event. Logs go to stderr, one key=value line per event; --log-level is \
             debug, info (default), warning or error. One daemon per data directory. SIGTERM or SIGINT \
-            stops it cleanly.
+            stops it cleanly. --relay runs the node as a relay (docs/relay.md): it advertises \
+            role=relay and serves as the hub its replicas sync through. --topology (default auto, \
+            docs/topology.md): auto syncs through relays while one is connected and falls back to the \
+            full mesh --relay-fallback-ms (default 3000) after the last one is gone; mesh ignores \
+            relays; hub dials relays only and never falls back.
             """,
-        flags: ["no-mdns"],
-        options: ["listen", "peer", "log-level", "http", "http-token-file", "double-tap-ms"],
+        flags: ["no-mdns", "relay"],
+        options: [
+            "listen", "peer", "log-level", "http", "http-token-file", "double-tap-ms", "topology", "relay-fallback-ms",
+        ],
         repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
             _ = try arguments.positional()
@@ -56,6 +63,19 @@ enum RunCommand {
                 throw UsageError("--double-tap-ms must be a whole number of 0 or more, not \"\(text)\"")
             }
             settings.doubleTapWindowMs = window
+        }
+        settings.relay = arguments.has("relay")
+        if let text = arguments.options["topology"] {
+            guard let mode = TopologyMode(rawValue: text) else {
+                throw UsageError("--topology must be auto, mesh or hub, not \"\(text)\"")
+            }
+            settings.topology = mode
+        }
+        if let text = arguments.options["relay-fallback-ms"] {
+            guard let fallback = Int64(text), fallback >= 0 else {
+                throw UsageError("--relay-fallback-ms must be a whole number of 0 or more, not \"\(text)\"")
+            }
+            settings.relayFallbackMs = fallback
         }
         return settings
     }

@@ -20,6 +20,13 @@ enum DaemonRuntime {
         var http: PeerAddress? = PeerAddress("127.0.0.1:4000")
         var tokenFile: String?
         var doubleTapWindowMs: Int64 = 300
+        /// `--relay`: the hub of its cluster (docs/relay.md).
+        var relay = false
+        var topology = TopologyMode.auto
+        /// How long an `auto` replica keeps to the hub once every relay is gone.
+        var relayFallbackMs: Int64 = 3_000
+
+        var role: NodeRole { relay ? .relay : .peer }
     }
 
     /// How long shutdown may take before the process exits anyway; the
@@ -38,7 +45,9 @@ enum DaemonRuntime {
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
 
-        var configuration = GossipService.Configuration(replicaID: storage.replicaID)
+        var configuration = GossipService.Configuration(replicaID: storage.replicaID, role: settings.role)
+        configuration.node.peers.topology = settings.topology
+        configuration.node.peers.relayFallbackMs = settings.relayFallbackMs
         configuration.listenHost = settings.listen.host
         configuration.listenPort = settings.listen.port
         configuration.peers = settings.peers
@@ -52,7 +61,9 @@ enum DaemonRuntime {
             let api = DaemonAPI(
                 service: gossip, storage: storage, reads: try ReadReplica(path: directory.databasePath),
                 changes: changes,
-                settings: DaemonAPI.Settings(token: token, doubleTapWindowMs: settings.doubleTapWindowMs),
+                settings: DaemonAPI.Settings(
+                    role: settings.role.description, topologyMode: settings.topology, token: token,
+                    doubleTapWindowMs: settings.doubleTapWindowMs),
                 metrics: DaemonMetrics(), log: logger.write)
             let service = HTTPAPIService(api: api, log: logger.write)
             do {
@@ -83,7 +94,8 @@ enum DaemonRuntime {
             LogRecord(
                 .info, "replica running",
                 [
-                    ("replica", storage.replicaID), ("cluster", clusterKey.fingerprint),
+                    ("replica", storage.replicaID), ("cluster", clusterKey.fingerprint), ("role", "\(settings.role)"),
+                    ("topology", settings.topology.rawValue),
                     ("peers", "\(settings.peers.count)"), ("http", httpAddress ?? "off"),
                 ]))
         let discovery =
@@ -91,7 +103,7 @@ enum DaemonRuntime {
             ? discoveryService(
                 MDNSAdvertisement(
                     replicaID: storage.replicaID, port: port, clusterFingerprint: clusterKey.fingerprint,
-                    protocolVersion: WireProtocol.version),
+                    role: settings.relay ? .relay : .peer, protocolVersion: WireProtocol.version),
                 gossip: gossip, logger: logger)
             : nil
 
@@ -132,7 +144,8 @@ enum DaemonRuntime {
                     LogRecord(
                         .info, "peer discovered",
                         [("peer", peer.replicaID), ("addr", peer.address.description), ("role", "\(peer.role)")]))
-                gossip.peerFound(peer.address, replicaID: peer.replicaID)
+                gossip.peerFound(
+                    peer.address, replicaID: peer.replicaID, role: peer.role == .relay ? .relay : .peer)
             case .lost(let peer):
                 logger.write(
                     LogRecord(.info, "peer withdrawn", [("peer", peer.replicaID), ("addr", peer.address.description)]))

@@ -63,6 +63,7 @@ extension EventLog {
         var inserted: [InsertedEvent] = []
         inserted.reserveCapacity(batch.count)
         let wallMs = options.wallClock()
+        let arrivalMs = try arrivalTime(wallMs: wallMs)
         for new in batch {
             let (payload, notBeforeMs) = try validated(new)
             let feed = FeedID(replicaID: replicaID, scope: new.scope)
@@ -76,7 +77,7 @@ extension EventLog {
                 timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs),
                 entityType: new.entityType, entityID: new.entityID, payload: payload)
             let entityRow = try entityRowID(EntityKey(type: new.entityType, id: new.entityID), create: true)!
-            inserted.append(try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs))
+            inserted.append(try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs))
             heads[feed] = (feedRow, head + 1)
         }
         for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }

@@ -20,9 +20,11 @@ extension EventLog {
             var inserted: [InsertedEvent] = []
             inserted.reserveCapacity(batch.count)
             let wallMs = options.wallClock()
+            let arrivalMs = try arrivalTime(wallMs: wallMs)
             for (feed, positions) in byFeed {
                 try ingestFeed(
-                    feed, positions, of: batch, wallMs: wallMs, clock: &clock, inserted: &inserted, report: &report)
+                    feed, positions, of: batch, wallMs: wallMs, arrivalMs: arrivalMs, clock: &clock,
+                    inserted: &inserted, report: &report)
             }
             // A batch of events already held writes nothing, so its commit costs no fsync.
             if clock != heldClock { try storeClock(clock) }
@@ -67,8 +69,8 @@ extension EventLog {
 
     /// Stores the events of one feed, at `positions` of `batch` in seq order.
     private func ingestFeed(
-        _ feed: FeedID, _ positions: [Int], of batch: [Event], wallMs: Int64, clock: inout HybridClock,
-        inserted: inout [InsertedEvent], report: inout IngestReport
+        _ feed: FeedID, _ positions: [Int], of batch: [Event], wallMs: Int64, arrivalMs: Int64,
+        clock: inout HybridClock, inserted: inout [InsertedEvent], report: inout IngestReport
     ) throws {
         var feedRow = try feedRowID(feed, create: false)
         let startHead = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
@@ -111,7 +113,7 @@ extension EventLog {
             let row = try feedRow ?? feedRowID(feed, create: true)!
             feedRow = row
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
-            inserted.append(try insertEventRow(event, feedRow: row, entityRow: entityRow, arrivalMs: wallMs))
+            inserted.append(try insertEventRow(event, feedRow: row, entityRow: entityRow, arrivalMs: arrivalMs))
             head = event.seq
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }

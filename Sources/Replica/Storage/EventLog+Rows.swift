@@ -65,6 +65,15 @@ extension EventLog {
             .sorted { $0.event.orderKey < $1.event.orderKey }
     }
 
+    /// Inside a write transaction: the arrival time of the events it stores,
+    /// the wall clock but never before the newest stored arrival, so that
+    /// arrival times (a relay's server times, docs/relay.md) follow local
+    /// offsets even after the clock was set back.
+    func arrivalTime(wallMs: Int64) throws -> Int64 {
+        let newest = try db.scalarInt("SELECT arrival_ms FROM events ORDER BY local_offset DESC LIMIT 1")
+        return max(wallMs, newest ?? wallMs)
+    }
+
     /// Inside a write transaction, after `syncPending()`: stores one event
     /// row, chained to its entity's previous event.
     func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> InsertedEvent {

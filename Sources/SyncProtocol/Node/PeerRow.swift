@@ -11,7 +11,8 @@ public struct PeerRow: Sendable, Hashable {
     public var source: String
     public var address: PeerAddress?
     public var replicaID: String?
-    /// `peer` or `relay`, from the hello, while connected.
+    /// `peer` or `relay`: from the hello while connected, else from
+    /// discovery or an earlier hello; `nil` when nothing said yet.
     public var role: String?
     public var state: State
     /// While waiting: milliseconds until the next dial.
@@ -48,7 +49,8 @@ extension SyncNode {
         var shown = Set<ConnectionID>()
         for target in manager.targets.values.sorted(by: { $0.address < $1.address }) {
             var row = PeerRow(
-                source: target.source.rawValue, address: target.address, replicaID: target.replicaID, role: nil,
+                source: target.source.rawValue, address: target.address, replicaID: target.replicaID,
+                role: target.role?.description,
                 state: .waiting, lastError: target.lastError, eventsToReceive: 0, eventsToSend: 0)
             let viaOther = target.replicaID.flatMap { replicaID in
                 manager.connections.values.first { $0.replicaID == replicaID }?.id

@@ -90,6 +90,8 @@ public struct SyncNode: Sendable {
     var clockSkewMs: [String: Int64] = [:]
     /// Per identified connection: the backlog being received.
     var catchUps: [ConnectionID: CatchUpProgress] = [:]
+    /// The peer manager's hub state as last logged.
+    var loggedHubState: HubState?
 
     /// A node whose log holds `cursor`.
     public init(
@@ -97,15 +99,19 @@ public struct SyncNode: Sendable {
     ) {
         self.configuration = configuration
         self.manager = PeerManager(
-            replicaID: configuration.hello.replicaID, configuration: configuration.peers, seed: configuration.seed)
+            replicaID: configuration.hello.replicaID, role: configuration.hello.role,
+            configuration: configuration.peers,
+            seed: configuration.seed)
         self.emit = logger
         self.cursor = cursor
     }
 
+    /// Learns a peer's address; `role` when discovery said (mDNS TXT).
     public mutating func addPeer(
-        _ address: PeerAddress, source: PeerSource, replicaID: String? = nil, now: Milliseconds
+        _ address: PeerAddress, source: PeerSource, replicaID: String? = nil, role: NodeRole? = nil,
+        now: Milliseconds
     ) {
-        manager.addPeer(address, source: source, replicaID: replicaID, now: now)
+        manager.addPeer(address, source: source, replicaID: replicaID, role: role, now: now)
     }
 
     public mutating func removePeer(_ address: PeerAddress) {
@@ -160,6 +166,7 @@ public struct SyncNode: Sendable {
         catchUps[id] = nil
         storage.forget(id)
         manager.disconnected(id, now: now)
+        noteTopology()
     }
 
     /// When `tick` next has something to do: a dial, a silent connection to
@@ -175,6 +182,7 @@ public struct SyncNode: Sendable {
     /// the anti-entropy round once `antiEntropyIntervalMs` has passed.
     public mutating func tick(now: Milliseconds) -> [Effect] {
         var effects = carryOut(manager.tick(now: now), now: now)
+        noteTopology()
         if let retry = storage.retryAt, retry <= now { effects += retryStorage() }
         if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
             lastAntiEntropyAt = now
@@ -236,7 +244,9 @@ public struct SyncNode: Sendable {
                     LogRecord(
                         .info, "peer identified",
                         [("conn", "\(id)"), ("peer", hello.replicaID), ("role", "\(hello.role)")]))
-                effects += carryOut(manager.identified(id, replicaID: hello.replicaID, now: now), now: now)
+                let directives = manager.identified(id, replicaID: hello.replicaID, role: hello.role, now: now)
+                noteTopology()
+                effects += carryOut(directives, now: now)
                 effects += exchangePeers(on: id, hello: hello)
             case .learned(let learned):
                 for advert in learned where advert.replicaID != configuration.hello.replicaID {
@@ -265,6 +275,21 @@ public struct SyncNode: Sendable {
 
     /// When this node and `replicaID` last had equal cursors.
     func lastInSyncAt(_ replicaID: String) -> Milliseconds? { lastInSyncAt[replicaID] }
+
+    /// Logs the peer manager's moves between the mesh and the hub.
+    mutating func noteTopology() {
+        let state = manager.hubState
+        guard state != loggedHubState else { return }
+        let previous = loggedHubState
+        loggedHubState = state
+        switch state {
+        case .relayLost(let since, let fallbackAt):
+            emit(LogRecord(.info, "every relay is gone", [("fallback_in_ms", "\(fallbackAt - since)")]))
+        case .mesh, .hub:
+            guard previous != nil || state == .hub else { return }
+            emit(LogRecord(.info, "topology changed", [("topology", state.topology.rawValue)]))
+        }
+    }
 
     /// Where the replica on connection `id` accepts connections, if known.
     func advert(for id: ConnectionID) -> PeerAdvert? { adverts[id] }

@@ -14,6 +14,8 @@ import Replica
 /// - At most `maxConnections` connections, of which at most `maxOutbound`
 ///   dialed by us; with more peers than that, a random subset is dialed and
 ///   one outbound connection rotates every `rotateEveryMs`.
+/// - In the hub topology only relays are dialed, and outbound connections to
+///   other peers are closed; accepted ones stay (see `PeerManager+Topology`).
 public struct PeerManager: Sendable {
     public struct Configuration: Sendable {
         public var backoffMs: [Milliseconds] = [1_000, 2_000, 5_000, 10_000, 30_000]
@@ -23,6 +25,11 @@ public struct PeerManager: Sendable {
         /// Close the oldest outbound connection this often when peers wait
         /// for a turn (`nil`: never).
         public var rotateEveryMs: Milliseconds? = 60_000
+        /// Whether relays get a special place (`TopologyMode`).
+        public var topology = TopologyMode.auto
+        /// In `auto`, how long a replica keeps to the hub after its last
+        /// relay connection closed before it falls back to the mesh.
+        public var relayFallbackMs: Milliseconds = 3_000
 
         public init() {}
     }
@@ -38,6 +45,8 @@ public struct PeerManager: Sendable {
         public var source: PeerSource
         /// The replica behind the address, once a connection said.
         public var replicaID: String?
+        /// `peer` or `relay`, once discovery or a hello said.
+        public var role: NodeRole?
         public var state: TargetState
         public var failures = 0
         public var nextDialAt: Milliseconds
@@ -63,6 +72,8 @@ public struct PeerManager: Sendable {
         /// The address we dialed; `nil` for an accepted connection.
         public var dialed: PeerAddress?
         public var replicaID: String?
+        /// The peer's role, from its hello.
+        public var role: NodeRole?
         public var openedAt: Milliseconds
         public var lastHeardAt: Milliseconds
         /// A close was asked for; the shell has not said it is gone yet.
@@ -71,23 +82,35 @@ public struct PeerManager: Sendable {
 
     public let configuration: Configuration
     public let replicaID: String
+    /// This node's own role: a relay is the hub and never falls back.
+    public let role: NodeRole
+    /// Mesh or hub, and whether a fallback is pending.
+    public internal(set) var hubState: HubState
     public private(set) var targets: [PeerAddress: Target] = [:]
-    public private(set) var connections: [ConnectionID: Connection] = [:]
+    public internal(set) var connections: [ConnectionID: Connection] = [:]
     private var random: SplitMix64
     private var lastRotationAt: Milliseconds = 0
 
-    public init(replicaID: String, configuration: Configuration = Configuration(), seed: UInt64 = 0) {
+    public init(
+        replicaID: String, role: NodeRole = .peer, configuration: Configuration = Configuration(), seed: UInt64 = 0
+    ) {
         self.replicaID = replicaID
+        self.role = role
+        self.hubState =
+            configuration.topology == .mesh || (configuration.topology == .auto && role == .peer) ? .mesh : .hub
         self.configuration = configuration
         self.random = SplitMix64(seed: seed)
     }
 
-    /// Learns an address (and, when a peer told us, whose it is); it is
-    /// dialed at the next `tick` unless that replica is already connected.
+    /// Learns an address (and, when a peer or discovery told us, whose it
+    /// is and its role); it is dialed at the next `tick` unless that replica
+    /// is already connected or the hub topology leaves it out.
     public mutating func addPeer(
-        _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, now: Milliseconds
+        _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, role peerRole: NodeRole? = nil,
+        now: Milliseconds
     ) {
         if var target = targets[address] {
+            if let peerRole { target.role = peerRole }
             if let peerID, target.state.connection == nil {
                 // The address now leads to this replica (a device re-initialised, or a new one on the same IP).
                 target.replicaID = peerID
@@ -100,7 +123,7 @@ public struct PeerManager: Sendable {
             return
         }
         targets[address] = Target(
-            address: address, source: source, replicaID: peerID, state: .waiting, nextDialAt: now)
+            address: address, source: source, replicaID: peerID, role: peerRole, state: .waiting, nextDialAt: now)
     }
 
     /// Stops dialing an address (mDNS withdrew it); an open connection stays
@@ -135,10 +158,14 @@ public struct PeerManager: Sendable {
         return []
     }
 
-    /// The peer's hello arrived: resolves duplicate connections.
-    public mutating func identified(_ id: ConnectionID, replicaID peerID: String, now: Milliseconds) -> [Directive] {
+    /// The peer's hello arrived: resolves duplicate connections, and
+    /// applies the topology (a relay's hello may start the hub).
+    public mutating func identified(
+        _ id: ConnectionID, replicaID peerID: String, role peerRole: NodeRole = .peer, now: Milliseconds
+    ) -> [Directive] {
         guard var connection = connections[id] else { return [] }
         connection.replicaID = peerID
+        connection.role = peerRole
         connection.lastHeardAt = now
         connections[id] = connection
         if let dialed = connection.dialed, var target = targets[dialed] {
@@ -147,16 +174,23 @@ public struct PeerManager: Sendable {
             target.lastError = nil
             targets[dialed] = target
         }
+        for (address, target) in targets where target.replicaID == peerID {
+            targets[address]?.role = peerRole
+        }
         if peerID == replicaID {
             if let dialed = connection.dialed { targets[dialed]?.state = .retired }
             connections[id]?.closing = true
             return [.close(id, reason: "this address is this node itself")]
         }
         let twins = connections.values.filter { $0.replicaID == peerID && $0.id != id && !$0.closing }
-        guard let twin = twins.first else { return [] }
-        let loser = preferred(connection, twin).id == id ? twin.id : id
-        connections[loser]?.closing = true
-        return [.close(loser, reason: "duplicate connection to \(peerID)")]
+        var directives: [Directive] = []
+        if let twin = twins.first {
+            let loser = preferred(connection, twin).id == id ? twin.id : id
+            connections[loser]?.closing = true
+            directives.append(.close(loser, reason: "duplicate connection to \(peerID)"))
+        }
+        if peerRole == .relay { relayIdentified() }
+        return directives + closeOutsideHub()
     }
 
     /// Any message arrived on the connection.
@@ -167,6 +201,7 @@ public struct PeerManager: Sendable {
     /// The connection is gone; its address is redialed after a backoff.
     public mutating func disconnected(_ id: ConnectionID, now: Milliseconds) {
         guard let connection = connections.removeValue(forKey: id) else { return }
+        if connection.role == .relay { relayDisconnected(now: now) }
         for (address, var target) in targets {
             if target.state == .connected(id) {
                 target.failures = connection.replicaID == nil ? target.failures : 0
@@ -183,6 +218,7 @@ public struct PeerManager: Sendable {
 
     /// Closes silent connections, rotates, and dials addresses whose time came.
     public mutating func tick(now: Milliseconds) -> [Directive] {
+        fallBackIfDue(now: now)
         var directives: [Directive] = []
         for connection in connections.values.sorted(by: { $0.id < $1.id })
         where !connection.closing && now - connection.lastHeardAt > configuration.deadAfterMs {
@@ -192,7 +228,7 @@ public struct PeerManager: Sendable {
         let connectedReplicas = Set(connections.values.compactMap(\.replicaID))
         var due = targets.values.filter { target in
             target.state == .waiting && target.nextDialAt <= now
-                && !(target.replicaID.map(connectedReplicas.contains) ?? false)
+                && !(target.replicaID.map(connectedReplicas.contains) ?? false) && isDialable(target)
         }.sorted { $0.address < $1.address }
         due.shuffle(using: &random)
         var outbound = connections.values.filter { $0.dialed != nil }.count
@@ -217,17 +253,20 @@ public struct PeerManager: Sendable {
     }
 
     /// When `tick` next has something to do (close a silent connection,
-    /// dial an address whose time came, rotate), or `nil` when only a new
-    /// input can change anything. The shell sleeps until then.
+    /// dial an address whose time came, rotate, fall back to the mesh), or
+    /// `nil` when only a new input can change anything. The shell sleeps
+    /// until then.
     public var nextDeadline: Milliseconds? {
         var deadline: Milliseconds?
         func consider(_ time: Milliseconds) { deadline = min(deadline ?? time, time) }
+        if case .relayLost(_, let fallbackAt) = hubState { consider(fallbackAt) }
         for connection in connections.values where !connection.closing {
             consider(connection.lastHeardAt + configuration.deadAfterMs + 1)
         }
         let connectedReplicas = Set(connections.values.compactMap(\.replicaID))
         let earliestDial = targets.values.filter { target in
             target.state == .waiting && !(target.replicaID.map(connectedReplicas.contains) ?? false)
+                && isDialable(target)
         }.map(\.nextDialAt).min()
         if let earliestDial {
             let outbound =

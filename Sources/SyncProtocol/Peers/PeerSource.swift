@@ -1,5 +1,5 @@
 /// How this node learned of a peer.
-public enum PeerSource: String, Hashable, Sendable {
+public enum PeerSource: String, Hashable, Sendable, CaseIterable {
     /// `--peer` on the command line or in the config.
     case configured
     /// mDNS.

@@ -1,0 +1,145 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One size in one topology with real `peerd run` processes on 127.0.0.1:
+/// the mesh (replica i dials every replica before it, `--topology mesh`;
+/// peer exchange adds the rest, at most 16 dials at once as every replica
+/// does), or the hub (one `--relay`, every replica dials it alone and
+/// learns the others by peer exchange). Counts connections from `GET
+/// /peers` and bytes from `GET /metrics` (`peersync_bytes_sent_total`,
+/// summed over every daemon); in the hub, kills the relay with SIGKILL
+/// and times the fallback to the mesh.
+struct LoopbackTopology {
+    struct Figures {
+        var connections: Int
+        /// Bytes every daemon sent per second while nothing was written.
+        var idleBytesPerSecond: Double
+        /// Bytes every daemon sent from the first live write until every
+        /// daemon held every event, per event (idle traffic of that time included).
+        var bytesPerLiveEvent: Double
+        /// From the first live write until every daemon held every event.
+        var spreadSeconds: Double
+        /// Hub only: from the relay's SIGKILL until every replica said `mesh` in `/peers`.
+        var fallbackSeconds: Double?
+        /// Hub only: from then until an event written on one replica reached every other.
+        var meshSpreadSeconds: Double?
+    }
+
+    /// What a replica dials at most at once (`PeerManager.Configuration.maxOutbound`).
+    static let maxOutbound = 16
+
+    let replicas: Int
+    let hub: Bool
+    let eventsPerReplica: Int
+    let peerd: String
+    let workspace: Workspace
+
+    func measure() throws -> Figures {
+        let cluster = try LoopbackCluster(
+            phase: "topology-\(hub ? "hub" : "mesh")-\(replicas)", peerd: peerd, workspace: workspace)
+        defer { cluster.stopAll() }
+        var nodes: [PeerProcess] = []
+        var relay: PeerProcess?
+        let first = try cluster.initialize(hub ? "relay" : "r1")
+        if hub { relay = try cluster.start("relay", data: first, extra: ["--relay"]) }
+        for index in 1...replicas {
+            let name = "r\(index)"
+            let data = index == 1 && !hub ? first : try cluster.initialize(name, joining: first)
+            let peers = relay.map { [$0] } ?? nodes
+            nodes.append(try cluster.start(name, data: data, peers: peers, extra: hub ? [] : ["--topology", "mesh"]))
+        }
+        let everyone = (relay.map { [$0] } ?? []) + nodes
+        // Hub: one connection per replica. Mesh: each replica connected to
+        // every other, or to at least as many as it dials at once, with the
+        // count steady for a second (peer exchange may still add a few).
+        // Either way every peer has reported its state hash.
+        let least = hub ? 1 : min(replicas - 1, Self.maxOutbound)
+        var connections = 0
+        var steadySince = ContinuousClock.now
+        try wait("the \(hub ? "hub" : "mesh") forms", seconds: 90) {
+            let tables = try everyone.map { try $0.api.json("/peers") }
+            let count = tables.map(connected).reduce(0, +) / 2
+            if count != connections { (connections, steadySince) = (count, .now) }
+            let replicaTables = hub ? Array(tables.dropFirst()) : tables
+            let formed = replicaTables.allSatisfy {
+                connected($0) >= least && $0["topology"] as? String == (hub ? "hub" : "mesh")
+            }
+            // Settled: every session has reported its state, so the idle window below is idle.
+            let settled = tables.allSatisfy { table in
+                ((table["peers"] as? [[String: Any]]) ?? []).allSatisfy { peer in
+                    peer["state"] as? String != "connected" || peer["state_hash"] != nil
+                }
+            }
+            return formed && settled && (hub ? count == replicas : ContinuousClock.now - steadySince >= .seconds(1))
+        }
+        let idleStart = try bytesSent(everyone)
+        let idleClock = ContinuousClock.now
+        Thread.sleep(forTimeInterval: 2)  // a window to measure, not a wait for something
+        let idleBytes = try bytesSent(everyone) - idleStart
+        let idleBytesPerSecond = Double(idleBytes) / (ContinuousClock.now - idleClock).seconds
+
+        let liveStart = try bytesSent(everyone)
+        let liveClock = ContinuousClock.now
+        for node in nodes {
+            for number in 1...eventsPerReplica {
+                let answer = try node.api.send(
+                    "POST", "/items", body: Array(#"{"name":"\#(node.name) \#(number)","quantity":1}"#.utf8))
+                guard answer.status == 201 else { throw ProbeError.malformed("POST /items: \(answer.statusLine)") }
+            }
+        }
+        let events = replicas * eventsPerReplica
+        try wait("every daemon holds every event", seconds: 60) {
+            try everyone.allSatisfy { try $0.api.eventCount() == events }
+        }
+        let spreadSeconds = (ContinuousClock.now - liveClock).seconds
+        let liveBytes = try bytesSent(everyone) - liveStart
+        var figures = Figures(
+            connections: connections, idleBytesPerSecond: idleBytesPerSecond,
+            bytesPerLiveEvent: Double(liveBytes) / Double(events), spreadSeconds: spreadSeconds)
+        if let relay {
+            let killedAt = ContinuousClock.now
+            _ = try relay.daemon.child.stop(with: SIGKILL)
+            try wait("every replica falls back to the mesh", seconds: 60) {
+                try nodes.allSatisfy { try $0.api.json("/peers")["topology"] as? String == "mesh" }
+            }
+            figures.fallbackSeconds = (ContinuousClock.now - killedAt).seconds
+            let writtenAt = ContinuousClock.now
+            _ = try nodes[0].api.send("POST", "/items", body: Array(#"{"name":"after the relay","quantity":1}"#.utf8))
+            try wait("the mesh spreads an event", seconds: 60) {
+                try nodes.allSatisfy { try $0.api.eventCount() == events + 1 }
+            }
+            figures.meshSpreadSeconds = (ContinuousClock.now - writtenAt).seconds
+        }
+        return figures
+    }
+
+    /// Identified peers with an open connection in a `GET /peers` answer.
+    private func connected(_ table: [String: Any]) -> Int {
+        ((table["peers"] as? [[String: Any]]) ?? []).filter { $0["state"] as? String == "connected" }.count
+    }
+
+    /// `peersync_bytes_sent_total`, summed over `nodes`.
+    private func bytesSent(_ nodes: [PeerProcess]) throws -> Int {
+        try nodes.map { node in
+            let answer = try node.api.send("GET", "/metrics")
+            let text = String(decoding: answer.body, as: UTF8.self)
+            let prefix = "peersync_bytes_sent_total "
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
+                let value = Double(line.dropFirst(prefix.count))
+            else { throw ProbeError.malformed("\(node.name): /metrics has no peersync_bytes_sent_total") }
+            return Int(value)
+        }.reduce(0, +)
+    }
+
+    /// Checks `condition` every 50 ms until it holds; throws after `seconds`.
+    private func wait(_ what: String, seconds: Double, _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw ProbeError.timedOut("\(what) within \(seconds) s") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+}
