@@ -84,9 +84,10 @@ struct Boom: Error, Equatable {}
 
     /// The stuck service would take an hour to stop, so only the deadline
     /// can end the run; the time limit catches a deadline that never fires.
-    /// (No upper bound on the wall time: a loaded machine may run the
-    /// deadline's timer late, which is not what this test is about.)
-    @Test(.timeLimit(.minutes(1))) func aServiceSlowerThanTheDeadlineIsAbandoned() async throws {
+    /// (No tight bound on the wall time: the unit tests share a cooperative
+    /// pool of two threads, and on a loaded machine the deadline's timer
+    /// waits behind the other tests, over a minute once.)
+    @Test(.timeLimit(.minutes(5))) func aServiceSlowerThanTheDeadlineIsAbandoned() async throws {
         let journal = Journal()
         let (stream, stop) = stops()
         let group = ServiceGroup(
