@@ -52,7 +52,9 @@ enum DaemonRuntime {
             let api = DaemonAPI(
                 service: gossip, storage: storage, reads: try ReadReplica(path: directory.databasePath),
                 changes: changes,
-                settings: DaemonAPI.Settings(token: token, doubleTapWindowMs: settings.doubleTapWindowMs),
+                settings: DaemonAPI.Settings(
+                    token: token, deviceTokens: DeviceTokens.Watched(path: DeviceTokens.path(in: directory.path)),
+                    doubleTapWindowMs: settings.doubleTapWindowMs),
                 metrics: DaemonMetrics(), log: logger.write)
             let service = HTTPAPIService(api: api, log: logger.write)
             do {
