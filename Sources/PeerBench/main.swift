@@ -4,6 +4,7 @@ import Foundation
 // `crash-writer` the acknowledging writer of the crash integration test,
 // or with `sync` the sync benchmark (`peerd-bench sync --help`), or with
 // `shell` the black-box benchmark of running daemons (`peerd-bench shell --help`),
+// or with `thin` a thin client's push and pull rates (`peerd-bench thin --help`),
 // or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
@@ -13,6 +14,8 @@ do {
         try SyncBenchmark(options: SyncOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "shell" {
         try ShellBenchmark(options: ShellOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "thin" {
+        try ThinBenchmark.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "lab" {
         try await LabBenchmark(options: LabOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "simulate-scale" {
