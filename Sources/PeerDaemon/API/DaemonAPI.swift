@@ -74,22 +74,7 @@ final class DaemonAPI: @unchecked Sendable {
     }
 
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        let authorization = request.headers["authorization"]
-        if let device = deviceName(authorization),
-            settings.token.map({ !Self.authorized(authorization, token: $0) }) ?? true
-        {
-            guard request.segments == ["events"], request.method == "GET" || request.method == "POST" else {
-                return APIError(
-                    403, "forbidden",
-                    "the device token of \(device) may only call POST /events and GET /events (the thin-client protocol)"
-                ).response
-            }
-        } else if let token = settings.token, !Self.authorized(authorization, token: token) {
-            var response = APIError(401, "unauthorized", "send the daemon's token as `Authorization: Bearer …`")
-                .response
-            response.headers.append(("WWW-Authenticate", "Bearer"))
-            return response
-        }
+        if let refusal = refusal(of: request) { return refusal }
         if isStopping { return APIError(503, "shutting_down", "the daemon is shutting down").response }
         let segments = request.segments
         func allow(_ methods: String...) throws {
@@ -144,6 +129,31 @@ final class DaemonAPI: @unchecked Sendable {
     private static func message(of response: HTTPResponse) -> String {
         guard case .bytes(let bytes) = response.body else { return "" }
         return (try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)))?["error"]?["message"]?.stringValue ?? ""
+    }
+
+    /// Why the request may not go on, if it may not: the operator's token
+    /// (when one is set) reaches everything; a device's token only the
+    /// thin-client protocol (403 elsewhere); any other request gets 401
+    /// when a token is set.
+    private func refusal(of request: HTTPRequest) -> HTTPResponse? {
+        let authorization = request.headers["authorization"]
+        if let token = settings.token, Self.authorized(authorization, token: token) { return nil }
+        if let device = deviceName(authorization) {
+            guard request.segments == ["events"], request.method == "GET" || request.method == "POST" else {
+                return APIError(
+                    403, "forbidden",
+                    "the device token of \(device) may only call POST /events and GET /events (the thin-client protocol)"
+                ).response
+            }
+            return nil
+        }
+        guard settings.token == nil else {
+            var response = APIError(401, "unauthorized", "send the daemon's token as `Authorization: Bearer …`")
+                .response
+            response.headers.append(("WWW-Authenticate", "Bearer"))
+            return response
+        }
+        return nil
     }
 
     /// The device a thin-client token in `header` was issued to, if any.

@@ -109,8 +109,9 @@ struct DeviceTokens: Sendable {
 extension DeviceTokens {
     /// The daemon's view of the file: read again when its inode, size or
     /// modification time changed, so the CLI's changes count without a
-    /// restart. A file that cannot be read counts as no devices (and is
-    /// logged by the caller), so a broken file never lets a device in.
+    /// restart. A file that cannot be read counts as no devices, so a
+    /// broken file never lets a device in (`peerd thin-client list` says
+    /// what is wrong with it).
     final class Watched: @unchecked Sendable {
         // `@unchecked Sendable`: `current` and `stamp` are only touched with `lock` held.
         private let path: String
