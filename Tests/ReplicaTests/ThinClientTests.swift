@@ -92,6 +92,18 @@ struct ThinClientTests {
         #expect(try log.eventCount() == 0)
     }
 
+    @Test("A payload is stored in canonical form, however the client spelled it")
+    func payloadIsStoredCanonically() throws {
+        let log = try makeLog("relay")
+        let item = UUID()
+        let spelled = ThinClientEvent(
+            eventID: UUID(), clientReplicaID: "phone", timeMs: 1, entityID: item.uuidString.lowercased(),
+            payload: #"{ "quantity": 5, "type": "Created", "name": "Bolts" }"#)
+        let stored = try log.acceptThinClientEvents([spelled])
+        #expect(stored[0].event.payload == ItemEvent.created(name: "Bolts", quantity: 5).payload)
+        #expect(try log.events(after: 0, limit: 1)[0].event.payload == stored[0].event.payload)
+    }
+
     @Test("An edit of a deleted item is stored, and the fold ignores it")
     func editOfDeletedItemIsStored() throws {
         let log = try makeLog("relay")

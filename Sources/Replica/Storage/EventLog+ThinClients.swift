@@ -71,6 +71,12 @@ extension EventLog {
         guard !event.entityType.isEmpty, !event.entityID.isEmpty else {
             throw refuse("entity_type and entity_id must not be empty")
         }
+        // A canonical payload its domain's fast path decodes needs no parse (the API hands over canonical text).
+        if CanonicalForm.isCanonicalObject(event.payload), UndoneEvent.parse(event.payload) == nil,
+            domains[event.entityType].map({ $0.decodesStoredEvent(event.payload) }) ?? true
+        {
+            return event
+        }
         guard let payload = try? JSONValue.parse(event.payload), case .object = payload else {
             throw refuse("payload must be a JSON object")
         }
@@ -92,10 +98,17 @@ extension EventLog {
     /// Inside a transaction: the copy of a thin client's event this node
     /// holds (the first that arrived), if any.
     func thinClientCopy(of eventID: UUID) throws -> StoredEvent? {
-        try storedEvents(
-            "WHERE e.local_offset = (SELECT local_offset FROM thin_client_events WHERE event_id = ?)",
-            [.uuid(eventID)]
-        ).first
+        // Most pushed events are new: a lookup in the index alone says so.
+        guard let offset = try thinClientOffset(of: eventID) else { return nil }
+        return try storedEvents("WHERE e.local_offset = ?", [.int(offset)]).first
+    }
+
+    /// Inside a transaction: the local offset `thin_client_events` holds for `eventID`.
+    private func thinClientOffset(of eventID: UUID) throws -> Int64? {
+        let statement = try db.cached("SELECT local_offset FROM thin_client_events WHERE event_id = ?")
+        try statement.bind([.uuid(eventID)])
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : nil
     }
 
     /// Inside a write transaction, for an event just stored in a thin-client
@@ -109,10 +122,9 @@ extension EventLog {
     /// Inside a transaction: true for a thin-client event stored at
     /// `stored.offset` when another copy of it came first to this node.
     func isRepeatedThinClientCopy(_ stored: StoredEvent) throws -> Bool {
-        guard stored.event.feed.isThinClient else { return false }
-        let statement = try db.cached("SELECT local_offset FROM thin_client_events WHERE event_id = ?")
-        try statement.bind([.uuid(stored.event.eventID)])
-        defer { statement.reset() }
-        return try statement.step() && statement.int64(0) != stored.offset
+        guard stored.event.feed.isThinClient, let first = try thinClientOffset(of: stored.event.eventID) else {
+            return false
+        }
+        return first != stored.offset
     }
 }
