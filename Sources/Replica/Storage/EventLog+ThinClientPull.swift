@@ -24,11 +24,11 @@ extension EventLog {
             while served.count < limit {
                 let page = try storedEvents(
                     """
-                    WHERE e.local_offset > ? AND n.entity_type = 'item'
+                    WHERE e.local_offset > ? AND n.entity_type = ?
                       AND (instr(f.replica_id, '@') = 0
                            OR e.local_offset = (SELECT local_offset FROM thin_client_events WHERE event_id = e.event_id))
                     ORDER BY e.local_offset LIMIT ?
-                    """, [.int(scanned), .int(Int64(chunk))])
+                    """, [.int(scanned), .text(Item.entityType), .int(Int64(chunk))])
                 guard let last = page.last else { break }
                 scanned = last.offset
                 for stored in page where served.count < limit {
