@@ -4,6 +4,7 @@ import Foundation
 // `crash-writer` the acknowledging writer of the crash integration test,
 // or with `sync` the sync benchmark (`peerd-bench sync --help`), or with
 // `shell` the black-box benchmark of running daemons (`peerd-bench shell --help`),
+// or with `thin` a thin client's push and pull rates (`peerd-bench thin --help`),
 // or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`),
 // or with `topology` the mesh against the hub (`peerd-bench topology --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -14,6 +15,8 @@ do {
         try SyncBenchmark(options: SyncOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "shell" {
         try ShellBenchmark(options: ShellOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "thin" {
+        try ThinBenchmark.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "lab" {
         try await LabBenchmark(options: LabOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "topology" {

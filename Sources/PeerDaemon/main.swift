@@ -7,6 +7,7 @@ let commands: [Command] = [
     ClusterCommands.all,
     [RunCommand.command, WaitCommand.command],
     [PeersCommand.command],
+    ThinClientCommands.all,
     ItemCommands.all,
     ReadCommands.all,
     TransferCommands.all,

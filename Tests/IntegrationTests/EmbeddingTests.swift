@@ -34,7 +34,7 @@ struct EmbeddingTests {
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("site-1: pump checked; 2 events, in sync with \(daemon.address)"), "\(result)")
         // The daemon holds the app's event, stored and replicated though it does not fold the type.
-        let events = try #require(daemon.api).request("GET", "/events").text
+        let events = try #require(daemon.api).request("GET", "/log").text
         #expect(
             events.contains(#""entity_type":"site-note""#) && events.contains(#""text":"pump checked""#), "\(events)")
         #expect(try daemon.stop() == 0)

@@ -79,17 +79,17 @@ struct HTTPAPITests {
         #expect(all.map { $0["name"]?.stringValue } == ["Anchors", "Bolts"])
     }
 
-    @Test("events: pages by local offset with next_offset, and /events/all streams every event")
+    @Test("log: pages the raw log by local offset with next_offset, and /events/all streams every event")
     func eventPages() throws {
         let (daemon, api) = try daemon()
         defer { _ = try? daemon.stop() }
         for index in 1...5 { _ = try create(api, "item \(index)", index) }
 
-        let first = try json(try api.request("GET", "/events?after=0&limit=2"))
+        let first = try json(try api.request("GET", "/log?after=0&limit=2"))
         guard case .array(let page)? = first["events"] else { Issue.record("no events: \(first)"); return }
         #expect(page.map { $0["server_offset"] } == [.int(1), .int(2)])
         #expect(first["next_offset"] == .int(2))
-        let last = try json(try api.request("GET", "/events?after=4&limit=2"))
+        let last = try json(try api.request("GET", "/log?after=4&limit=2"))
         guard case .array(let tail)? = last["events"] else { Issue.record("no events: \(last)"); return }
         #expect(tail.map { $0["server_offset"] } == [.int(5)])
         #expect(last["next_offset"] == .null)
@@ -173,9 +173,14 @@ struct HTTPAPITests {
             ("GET", "/nowhere", nil, 404, "not_found"),
             ("DELETE", "/items", nil, 405, "method_not_allowed"),
             ("POST", "/status", "{}", 405, "method_not_allowed"),
+            ("GET", "/log?after=-1", nil, 400, "bad_request"),
+            ("GET", "/log?limit=0", nil, 400, "bad_request"),
+            ("GET", "/log?after=x", nil, 400, "bad_request"),
             ("GET", "/events?after=-1", nil, 400, "bad_request"),
-            ("GET", "/events?limit=0", nil, 400, "bad_request"),
-            ("GET", "/events?after=x", nil, 400, "bad_request"),
+            ("GET", "/events?limit=10001", nil, 400, "bad_request"),
+            ("GET", "/events?limit=x", nil, 400, "bad_request"),
+            ("POST", "/events", "{}", 400, "bad_request"),
+            ("DELETE", "/events", nil, 405, "method_not_allowed"),
             ("GET", "/changes?after=soon", nil, 400, "bad_request"),
         ]
         for (method, path, body, status, code) in cases {

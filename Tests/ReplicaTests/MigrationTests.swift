@@ -44,7 +44,16 @@ struct MigrationTests {
 
         let migrated = try EventLog.open(at: path, options: options())
 
-        #expect(Schema.currentVersion == 2)
+        #expect(Schema.currentVersion == 3)
+        // Version 3 indexes the thin-client events by id, the first copy of each (docs/storage.md).
+        #expect(try RawSQL.int(path, "SELECT count(*) FROM thin_client_events") == 2)
+        #expect(
+            try RawSQL.int(
+                path,
+                """
+                SELECT count(*) FROM thin_client_events t JOIN events e ON e.local_offset = t.local_offset
+                JOIN feeds f ON f.id = e.feed WHERE f.replica_id = 'phone@relay-a'
+                """) == 2)
         #expect(try RawSQL.int(path, "PRAGMA user_version") == Int64(Schema.currentVersion))
         #expect(try RawSQL.int(path, "PRAGMA application_id") == Schema.applicationID)
         #expect(try RawSQL.int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'events_by_entity'") == 0)
@@ -266,6 +275,15 @@ struct MigrationTests {
                 "r4", seq: 1, time: 1_500_000, entity: "i6", payload: Fixtures.undonePayload(undoTarget.eventID))
         ])
         try source.append(NewEvent(item: "i7", .deleted))
+        // A thin client's feeds on two relays, one event in both.
+        let pushed = Fixtures.itemEvent("phone@relay-a", seq: 1, time: 1_600_000, item: "i2", .renamed(name: "Washers"))
+        try source.ingest([
+            pushed,
+            Fixtures.itemEvent("phone@relay-a", seq: 2, time: 1_600_001, item: "i2", .quantityChanged(quantity: 9)),
+        ])
+        var copy = pushed
+        copy.feed = FeedID(replicaID: "phone@relay-b")
+        try source.ingest([copy])
         // A fork: another event at a held slot is quarantined.
         try source.ingest([Fixtures.itemEvent("r1", seq: 1, time: 1, item: "i1", .deleted)])
         #expect(try source.forkCount() == 1)

@@ -5,14 +5,17 @@ struct APIError: Error {
     var status: Int
     var code: String
     var message: String
+    /// For a refused batch (`POST /events`): the position of the event that was refused.
+    var index: Int?
 
-    init(_ status: Int, _ code: String, _ message: String) {
+    init(_ status: Int, _ code: String, _ message: String, index: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.index = index
     }
 
-    var response: HTTPResponse { .error(status, code, message) }
+    var response: HTTPResponse { .error(status, code, message, index: index) }
 
     static func badRequest(_ message: String) -> APIError { APIError(400, "bad_request", message) }
     static func notFound(_ message: String) -> APIError { APIError(404, "not_found", message) }
@@ -25,6 +28,7 @@ struct APIError: Error {
         switch error {
         case let error as APIError: return error
         case EventLogError.invalidEvent(let reason): return .invalidEvent(reason)
+        case let error as ThinClientBatchError: return APIError(422, "invalid_event", "\(error)", index: error.index)
         case EventLogError.nothingToUndo, EventLogError.undoLimitReached:
             return APIError(422, "cannot_undo", "\(error)")
         case let error as EventLogError where error.storageFault?.kind == .diskFull:

@@ -13,8 +13,12 @@ final class DaemonAPI: @unchecked Sendable {
         var role = "peer"
         /// `--topology`, as `GET /peers` shows it.
         var topologyMode = TopologyMode.auto
-        /// When set, every request needs `Authorization: Bearer <token>`.
+        /// When set, every request needs `Authorization: Bearer <token>`
+        /// (or a device token, which only reaches the thin-client protocol).
         var token: String?
+        /// The thin-client device tokens (`peerd thin-client add`): each
+        /// may call `POST /events` and `GET /events`, nothing else.
+        var deviceTokens: DeviceTokens.Watched?
         var doubleTapWindowMs: Int64 = 300
         /// How long a quiet change stream waits before a keepalive comment.
         var keepaliveSeconds: TimeInterval = 15
@@ -73,12 +77,7 @@ final class DaemonAPI: @unchecked Sendable {
     }
 
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        if let token = settings.token, !Self.authorized(request.headers["authorization"], token: token) {
-            var response = APIError(401, "unauthorized", "send the daemon's token as `Authorization: Bearer …`")
-                .response
-            response.headers.append(("WWW-Authenticate", "Bearer"))
-            return response
-        }
+        if let refusal = refusal(of: request) { return refusal }
         if isStopping { return APIError(503, "shutting_down", "the daemon is shutting down").response }
         let segments = request.segments
         func allow(_ methods: String...) throws {
@@ -105,8 +104,11 @@ final class DaemonAPI: @unchecked Sendable {
             try allow("POST")
             return try undoItem(id: segments[1], request)
         case "events" where segments.count == 1:
+            try allow("GET", "POST")
+            return request.method == "GET" ? try thinClientPage(request) : try pushThinClientEvents(request)
+        case "log" where segments.count == 1:
             try allow("GET")
-            return try eventPage(request)
+            return try logPage(request)
         case "events" where segments.count == 2 && segments[1] == "all":
             try allow("GET")
             return allEvents()
@@ -132,6 +134,37 @@ final class DaemonAPI: @unchecked Sendable {
         return (try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)))?["error"]?["message"]?.stringValue ?? ""
     }
 
+    /// Why the request may not go on, if it may not: the operator's token
+    /// (when one is set) reaches everything; a device's token only the
+    /// thin-client protocol (403 elsewhere); any other request gets 401
+    /// when a token is set.
+    private func refusal(of request: HTTPRequest) -> HTTPResponse? {
+        let authorization = request.headers["authorization"]
+        if let token = settings.token, Self.authorized(authorization, token: token) { return nil }
+        if let device = deviceName(authorization) {
+            guard request.segments == ["events"], request.method == "GET" || request.method == "POST" else {
+                return APIError(
+                    403, "forbidden",
+                    "the device token of \(device) may only call POST /events and GET /events (the thin-client protocol)"
+                ).response
+            }
+            return nil
+        }
+        guard settings.token == nil else {
+            var response = APIError(401, "unauthorized", "send the daemon's token as `Authorization: Bearer …`")
+                .response
+            response.headers.append(("WWW-Authenticate", "Bearer"))
+            return response
+        }
+        return nil
+    }
+
+    /// The device a thin-client token in `header` was issued to, if any.
+    private func deviceName(_ header: String?) -> String? {
+        guard let devices = settings.deviceTokens, let header, header.hasPrefix("Bearer ") else { return nil }
+        return devices.device(withToken: String(header.dropFirst("Bearer ".count)))
+    }
+
     /// Compares in constant time, so the token cannot be guessed byte by byte.
     private static func authorized(_ header: String?, token: String) -> Bool {
         guard let header, header.hasPrefix("Bearer ") else { return false }
@@ -154,17 +187,21 @@ final class DaemonAPI: @unchecked Sendable {
     /// The request body as a JSON object; a body that is not UTF-8 is
     /// refused rather than stored with its bad bytes replaced.
     static func jsonObject(_ request: HTTPRequest) throws -> JSONValue {
+        let value = try jsonBody(request)
+        guard case .object = value else { throw APIError.badRequest("the body must be a JSON object") }
+        return value
+    }
+
+    /// The request body as JSON of any kind, refused as `jsonObject` says.
+    static func jsonBody(_ request: HTTPRequest) throws -> JSONValue {
         guard let text = String(validating: request.body, as: UTF8.self) else {
             throw APIError.badRequest("the body is not valid UTF-8 (byte \(invalidUTF8Offset(request.body)))")
         }
-        let value: JSONValue
         do {
-            value = try JSONValue.parse(text)
+            return try JSONValue.parse(text)
         } catch {
             throw APIError.badRequest("the body is not valid JSON: \(error)")
         }
-        guard case .object = value else { throw APIError.badRequest("the body must be a JSON object") }
-        return value
     }
 
     /// The offset of the first byte that does not belong to valid UTF-8.

@@ -1,12 +1,14 @@
 import Foundation
 import Replica
 
-/// `/events`, `/events/all` and `/changes`: the log by local arrival offset.
+/// `/log`, `/events/all` and `/changes`: the raw log by local arrival offset
+/// (`/events` itself is the thin-client protocol, `ThinClientRoutes.swift`).
 extension DaemonAPI {
     static let maxPageSize: Int64 = 10_000
 
-    /// `GET /events?after=OFFSET&limit=N` → `{"events":[…],"next_offset":N|null}`.
-    func eventPage(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// `GET /log?after=OFFSET&limit=N` → `{"events":[…],"next_offset":N|null}`:
+    /// every event, payloads as stored; `next_offset` is null on the last page.
+    func logPage(_ request: HTTPRequest) throws -> HTTPResponse {
         let after = try Self.count(request, "after", default: 0)
         let limit = try Self.count(request, "limit", default: 1_000)
         guard (1...Self.maxPageSize).contains(limit) else {

@@ -49,7 +49,7 @@ enum ReadCommands {
             case .daemon(let api):
                 var after: Int64 = 0
                 while true {
-                    let reply = try JSONValue.parse(try api.call("GET", "/events?after=\(after)&limit=10000"))
+                    let reply = try JSONValue.parse(try api.call("GET", "/log?after=\(after)&limit=10000"))
                     guard case .array(let events)? = reply["events"] else { break }
                     show(try events.map { try DaemonEndpoint.storedEvent($0.canonicalText) })
                     guard case .int(let next)? = reply["next_offset"] else { break }

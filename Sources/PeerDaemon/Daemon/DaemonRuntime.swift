@@ -63,6 +63,7 @@ enum DaemonRuntime {
                 changes: changes,
                 settings: DaemonAPI.Settings(
                     role: settings.role.description, topologyMode: settings.topology, token: token,
+                    deviceTokens: DeviceTokens.Watched(path: DeviceTokens.path(in: directory.path)),
                     doubleTapWindowMs: settings.doubleTapWindowMs),
                 metrics: DaemonMetrics(), log: logger.write)
             let service = HTTPAPIService(api: api, log: logger.write)

@@ -24,9 +24,12 @@ struct HTTPResponse: Sendable {
         json(status, CanonicalJSON.text(of: value))
     }
 
-    /// `{"error":{"code":…,"message":…}}` with `status`.
-    static func error(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
-        json(status, "{\"error\":{\"code\":\(EventJSON.quoted(code)),\"message\":\(EventJSON.quoted(message))}}")
+    /// `{"error":{"code":…,"message":…}}` with `status`, and `"index":N` when given.
+    static func error(_ status: Int, _ code: String, _ message: String, index: Int? = nil) -> HTTPResponse {
+        let position = index.map { ",\"index\":\($0)" } ?? ""
+        return json(
+            status,
+            "{\"error\":{\"code\":\(EventJSON.quoted(code)),\"message\":\(EventJSON.quoted(message))\(position)}}")
     }
 
     static func text(_ status: Int, _ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {

@@ -12,6 +12,7 @@ public struct Domain: Sendable {
     let applyEvents: @Sendable (_ state: any Sendable, _ events: [Event], _ poison: inout [UUID]) -> any Sendable
     let encodeState: @Sendable (_ state: any Sendable) -> String
     let validatePayload: @Sendable (_ payload: JSONValue) throws -> Void
+    let decodesFast: @Sendable (_ payload: String) -> Bool
 
     /// Wraps a concrete domain.
     public init<Entity: EventSourcedEntity>(_ type: Entity.Type) {
@@ -35,6 +36,7 @@ public struct Domain: Sendable {
             return entity
         }
         encodeState = { state in (state as! Entity).canonicalJSON }
+        decodesFast = { payload in Entity.decodeStoredEvent(payload) != nil }
         validatePayload = { payload in
             do {
                 _ = try JSONValueDecoder.decode(Entity.Event.self, from: payload)
@@ -50,6 +52,12 @@ public struct Domain: Sendable {
     func decodes(_ payload: String) -> Bool {
         guard let value = try? JSONValue.parse(payload) else { return false }
         return (try? validatePayload(value)) != nil
+    }
+
+    /// True when the domain's fast path (`decodeStoredEvent`) decodes
+    /// `payload`, which then decodes as one of its events; false says nothing.
+    func decodesStoredEvent(_ payload: String) -> Bool {
+        decodesFast(payload)
     }
 
     /// The state stored as `stateJSON`, or the empty state when there is none.

@@ -13,6 +13,7 @@ enum Fold {
     /// Splits a history sorted in canonical order into what the fold applies
     /// and what undos cancelled; the undos themselves are in neither.
     static func resolve(inCanonicalOrder history: [Event]) -> Resolution {
+        let history = withoutRepeatedThinClientCopies(history)
         let undos = history.map { UndoneEvent.parse($0.payload) }
         let cancelledIDs = cancelledEventIDs(history, undos: undos)
         var resolution = Resolution()
@@ -24,6 +25,16 @@ enum Fold {
             }
         }
         return resolution
+    }
+
+    /// The history without the later copies of an event id that sits in
+    /// more than one thin-client feed (one thin client that pushed the
+    /// same event to two relays): the first copy in canonical order is the
+    /// one folded, on every replica. Other feeds are left as they are.
+    static func withoutRepeatedThinClientCopies(_ history: [Event]) -> [Event] {
+        guard history.contains(where: { $0.feed.isThinClient }) else { return history }
+        var seen: Set<UUID> = []
+        return history.filter { !$0.feed.isThinClient || seen.insert($0.eventID).inserted }
     }
 
     /// The events that a kept `Undone` cancels, for an entity history sorted

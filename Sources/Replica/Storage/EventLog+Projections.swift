@@ -124,8 +124,10 @@ extension EventLog {
             // The entity's whole history when it begins in this group.
             let wholeHistory = group.contains { events[$0].startsChain }
             let base = try current.states[entityRow] ?? storedFold(entityRow, domain: domain)
+            // A second copy of a thin client's event is folded once: refold, so every replica agrees.
+            let holdsCopy = try group.contains { try isRepeatedThinClientCopy(events[$0].stored) }
             current.states[entityRow] = try fold(
-                domain: domain, base: base, newEvents: newEvents,
+                domain: domain, base: holdsCopy ? nil : base, newEvents: newEvents,
                 head: wholeHistory ? nil : newEvents.offsets.max()!, poison: &current.poisonOffsets)
         }
     }
@@ -169,9 +171,10 @@ extension EventLog {
             let stored = try entityHistory(head: head)
             history = NewlyStored(stored.map(\.event), offsets: stored.map(\.offset))
         }
-        let hasUndo = history.events.contains { UndoneEvent.parse($0.payload) != nil }
+        let needsResolving = history.events.contains { $0.feed.isThinClient || UndoneEvent.parse($0.payload) != nil }
         let resolution =
-            hasUndo ? Fold.resolve(inCanonicalOrder: history.events) : Fold.Resolution(effective: history.events)
+            needsResolving
+            ? Fold.resolve(inCanonicalOrder: history.events) : Fold.Resolution(effective: history.events)
         let state = domain.apply(
             resolution.effective, to: domain.state(entityID: events[0].entityID, from: nil), poison: &poisonIDs)
         // Poison is a property of the event, undone or not, so that every

@@ -75,7 +75,8 @@ extension EventLog {
     }
 
     /// Inside a write transaction, after `syncPending()`: stores one event
-    /// row, chained to its entity's previous event.
+    /// row, chained to its entity's previous event (and, in a thin-client
+    /// feed, indexed by its id).
     func insertEventRow(_ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64) throws -> InsertedEvent {
         let previous = try chainHead(entityRow: entityRow)
         let insert = try db.statement(
@@ -95,6 +96,7 @@ extension EventLog {
         try insert.run()
         let offset = db.lastInsertRowID
         pending?.heads[entityRow] = offset
+        if event.feed.isThinClient { try indexThinClientEvent(event.eventID, offset: offset) }
         return InsertedEvent(
             stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: arrivalMs), entityRow: entityRow,
             startsChain: previous == nil)

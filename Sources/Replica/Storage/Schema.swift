@@ -9,7 +9,7 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1, version2]
+    static let migrations: [String] = [version1, version2, version3]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -104,5 +104,20 @@ enum Schema {
         UPDATE entities SET last_offset = (SELECT max(local_offset) FROM events WHERE entity = entities.id);
         DROP INDEX events_by_entity;
         INSERT INTO meta (key, value) SELECT 'projected_offset', coalesce(max(local_offset), 0) FROM events;
+        """
+
+    /// Version 3: thin-client events by id. The events of a feed a node
+    /// keeps for a thin client (`client@node`) carry no seq of the client's,
+    /// so a retried push is recognised by its event id; only these events
+    /// are indexed, the rest of the log keeps to its feed slots. The first
+    /// copy of an id to arrive is the one indexed (docs/relay.md).
+    private static let version3 = """
+        CREATE TABLE thin_client_events (
+            event_id     BLOB PRIMARY KEY,
+            local_offset INTEGER NOT NULL REFERENCES events (local_offset)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO thin_client_events (event_id, local_offset)
+        SELECT e.event_id, e.local_offset FROM events e JOIN feeds f ON f.id = e.feed
+        WHERE instr(f.replica_id, '@') > 0 ORDER BY e.local_offset;
         """
 }

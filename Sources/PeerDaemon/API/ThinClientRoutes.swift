@@ -1,0 +1,81 @@
+import Foundation
+import Replica
+
+/// `/events`: the seed's thin-client protocol (docs/relay.md). `POST` takes
+/// a batch of a client's events, `GET` serves the log as a client that
+/// knows only the Item domain can decode it.
+extension DaemonAPI {
+    /// `POST /events` with a JSON array of events → `200` with the stored
+    /// events, one per input in input order; `422` naming the first event
+    /// that does not fit, and nothing stored.
+    func pushThinClientEvents(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard case .array(let items) = try Self.jsonBody(request) else {
+            throw APIError.badRequest("the body must be a JSON array of events")
+        }
+        let batch = try items.enumerated().map { index, item in
+            do {
+                return try Self.thinClientEvent(item)
+            } catch let reason as ThinClientBatchError {
+                throw APIError(422, "invalid_event", "event \(index): \(reason.reason)", index: index)
+            }
+        }
+        let stored = try storage.write { try $0.acceptThinClientEvents(batch) }
+        return .json(200, "[" + stored.map(EventJSON.line(for:)).joined(separator: ",") + "]")
+    }
+
+    /// `GET /events?after=OFFSET&limit=N` → `{"events":[…],"next_offset":X}`:
+    /// `X` is the offset of the page's last event, null only on an empty page.
+    func thinClientPage(_ request: HTTPRequest) throws -> HTTPResponse {
+        let after = try Self.count(request, "after", default: 0)
+        let limit = try Self.count(request, "limit", default: 1_000)
+        guard limit <= Self.maxPageSize else {
+            throw APIError.badRequest("limit must be between 0 and \(Self.maxPageSize)")
+        }
+        let page = try reads.read { try $0.thinClientEvents(after: after, limit: Int(limit)) }
+        let next = page.last.map { String($0.offset) } ?? "null"
+        return .json(
+            200, "{\"events\":[" + page.map(EventJSON.line(for:)).joined(separator: ",") + "],\"next_offset\":\(next)}")
+    }
+
+    /// One pushed event in the seed's `AppendEvent` shape. `entity_type`
+    /// defaults to `item`, `scope` to `default`; `replica_write_offset`,
+    /// `server_offset` and `server_time_ms` are the client's and ignored
+    /// (null or absent, or a whole number).
+    private static func thinClientEvent(_ item: JSONValue) throws -> ThinClientEvent {
+        func refuse(_ reason: String) -> ThinClientBatchError { ThinClientBatchError(index: 0, reason: reason) }
+        guard case .object(let fields) = item else { throw refuse("an event must be a JSON object") }
+        func string(_ key: String, default value: String? = nil) throws -> String {
+            switch fields[key] {
+            case .string(let text)?: return text
+            case nil, .null?:
+                guard let value else { throw refuse("missing field \"\(key)\"") }
+                return value
+            default: throw refuse("\"\(key)\" must be a string")
+            }
+        }
+        for key in ["replica_write_offset", "server_offset", "server_time_ms"] {
+            switch fields[key] {
+            case nil, .null?, .int?: continue
+            default: throw refuse("\"\(key)\" must be a whole number or null")
+            }
+        }
+        let idText = try string("replica_event_id")
+        guard let eventID = UUID(uuidString: idText) else {
+            throw refuse("replica_event_id \"\(idText)\" is not a UUID")
+        }
+        let entityType = try string("entity_type", default: Item.entityType)
+        let entityID = try string("entity_id")
+        if entityType == Item.entityType, UUID(uuidString: entityID) == nil {
+            throw refuse("entity_id \"\(entityID)\" of an item is not a UUID")
+        }
+        guard case .int(let timeMs)? = fields["replica_time_ms"] else {
+            throw refuse(
+                fields["replica_time_ms"] == nil
+                    ? "missing field \"replica_time_ms\"" : "\"replica_time_ms\" must be a whole number")
+        }
+        guard let payload = fields["payload"] else { throw refuse("missing field \"payload\"") }
+        return ThinClientEvent(
+            eventID: eventID, clientReplicaID: try string("replica_id"), scope: try string("scope", default: "default"),
+            timeMs: timeMs, entityType: entityType, entityID: entityID, payload: payload.canonicalText)
+    }
+}

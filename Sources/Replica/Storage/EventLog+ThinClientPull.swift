@@ -1,0 +1,55 @@
+import Foundation
+
+extension EventLog {
+    /// Up to `limit` events stored after local offset `offset`, in arrival
+    /// order, as a thin client that knows only the Item domain is served
+    /// them (`GET /events`, docs/relay.md): item events with a UUID entity
+    /// id whose payload is one of the five Item events, undos translated
+    /// (``ThinClientView``), and of an event that sits in two thin-client
+    /// feeds only the copy this node holds first. Everything else is
+    /// skipped and the page filled from later events, so an empty page
+    /// means there is nothing more to serve.
+    ///
+    /// ```swift
+    /// let page = try log.thinClientEvents(after: cursor, limit: 500)
+    /// cursor = page.last?.offset ?? cursor
+    /// ```
+    public func thinClientEvents(after offset: Int64, limit: Int) throws -> [StoredEvent] {
+        guard limit > 0 else { return [] }
+        return try read {
+            try syncPending()
+            var served: [StoredEvent] = []
+            var scanned = offset
+            let chunk = max(limit, 256)
+            while served.count < limit {
+                let page = try storedEvents(
+                    """
+                    WHERE e.local_offset > ? AND n.entity_type = ?
+                      AND (instr(f.replica_id, '@') = 0
+                           OR e.local_offset = (SELECT local_offset FROM thin_client_events WHERE event_id = e.event_id))
+                    ORDER BY e.local_offset LIMIT ?
+                    """, [.int(scanned), .text(Item.entityType), .int(Int64(chunk))])
+                guard let last = page.last else { break }
+                scanned = last.offset
+                for stored in page where served.count < limit {
+                    if let event = try thinClientView(of: stored) { served.append(event) }
+                }
+                if page.count < chunk { break }
+            }
+            return served
+        }
+    }
+
+    /// Inside a transaction, after `syncPending()`: the event as a thin
+    /// client is served it, or nil when it is skipped.
+    private func thinClientView(of stored: StoredEvent) throws -> StoredEvent? {
+        guard ThinClientView.isItemID(stored.event.entityID) else { return nil }
+        if ThinClientView.isServedAsStored(stored.event) { return stored }
+        guard UndoneEvent.parse(stored.event.payload) != nil else { return nil }
+        let history = try entityHistory(EntityKey(type: Item.entityType, id: stored.event.entityID)).map(\.event)
+        guard let served = ThinClientView.servedEvent(for: stored.event, inCanonicalOrder: history) else { return nil }
+        var translated = stored
+        translated.event.payload = served.payload
+        return translated
+    }
+}

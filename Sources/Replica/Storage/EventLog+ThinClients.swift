@@ -1,0 +1,130 @@
+import Foundation
+
+extension EventLog {
+    /// Stores a thin client's batch in one transaction and returns one
+    /// stored event per input, in input order (docs/relay.md).
+    ///
+    /// Every event is checked first; one that does not fit (an empty id, a
+    /// payload that is not a JSON object or that its domain does not know,
+    /// an undo) refuses the whole batch with a ``ThinClientBatchError``
+    /// naming it, and nothing is stored. An event id this node already holds
+    /// in a thin-client feed (a retried push, also one that reached this
+    /// node through another relay), or that repeats within the batch, is
+    /// answered with the copy held and stored nothing twice. New events go
+    /// to the client's feed on this node, `<client>@<node>`, numbered in
+    /// arrival order; their time is the client's.
+    @discardableResult
+    public func acceptThinClientEvents(_ batch: [ThinClientEvent]) throws -> [StoredEvent] {
+        guard !batch.isEmpty else { return [] }
+        let checked = try batch.enumerated().map { index, event in
+            do {
+                return try checkedThinClientEvent(event)
+            } catch let error as ThinClientBatchError {
+                throw ThinClientBatchError(index: index, reason: error.reason)
+            }
+        }
+        return try write {
+            try syncPending()
+            let heldClock = try storedClock()
+            var clock = heldClock
+            let wallMs = options.wallClock()
+            var heads: [FeedID: (row: Int64, seq: UInt64)] = [:]
+            var byID: [UUID: StoredEvent] = [:]
+            var inserted: [InsertedEvent] = []
+            var answers: [StoredEvent] = []
+            answers.reserveCapacity(checked.count)
+            for pushed in checked {
+                if let held = try byID[pushed.eventID] ?? thinClientCopy(of: pushed.eventID) {
+                    byID[pushed.eventID] = held
+                    answers.append(held)
+                    continue
+                }
+                let feed = FeedID(thinClient: pushed.clientReplicaID, node: replicaID, scope: pushed.scope)
+                if heads[feed] == nil {
+                    let row = try feedRowID(feed, create: true)!
+                    heads[feed] = (row, try headSeq(feedRow: row))
+                }
+                let (feedRow, head) = heads[feed]!
+                let event = Event(
+                    eventID: pushed.eventID, feed: feed, seq: head + 1, timeMs: pushed.timeMs,
+                    entityType: pushed.entityType, entityID: pushed.entityID, payload: pushed.payload)
+                let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
+                let stored = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs)
+                heads[feed] = (feedRow, head + 1)
+                _ = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
+                inserted.append(stored)
+                byID[pushed.eventID] = stored.stored
+                answers.append(stored.stored)
+            }
+            for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
+            if clock != heldClock { try storeClock(clock) }
+            if !inserted.isEmpty { try foldInserted(inserted, batchSize: inserted.count) }
+            return answers
+        }
+    }
+
+    /// The event with its payload in canonical form, or why it is refused.
+    private func checkedThinClientEvent(_ event: ThinClientEvent) throws -> ThinClientEvent {
+        func refuse(_ reason: String) -> ThinClientBatchError { ThinClientBatchError(index: 0, reason: reason) }
+        guard !event.clientReplicaID.isEmpty else { throw refuse("replica_id must not be empty") }
+        guard !event.scope.isEmpty else { throw refuse("scope must not be empty") }
+        guard !event.entityType.isEmpty, !event.entityID.isEmpty else {
+            throw refuse("entity_type and entity_id must not be empty")
+        }
+        // A canonical payload its domain's fast path decodes needs no parse (the API hands over canonical text).
+        if CanonicalForm.isCanonicalObject(event.payload), UndoneEvent.parse(event.payload) == nil,
+            domains[event.entityType].map({ $0.decodesStoredEvent(event.payload) }) ?? true
+        {
+            return event
+        }
+        guard let payload = try? JSONValue.parse(event.payload), case .object = payload else {
+            throw refuse("payload must be a JSON object")
+        }
+        if payload["type"]?.stringValue == UndoneEvent.type {
+            throw refuse("a thin client cannot push an Undone event")
+        }
+        if let domain = domains[event.entityType] {
+            do {
+                try domain.validatePayload(payload)
+            } catch EventLogError.invalidEvent(let reason) {
+                throw refuse(reason)
+            }
+        }
+        var canonical = event
+        canonical.payload = payload.canonicalText
+        return canonical
+    }
+
+    /// Inside a transaction: the copy of a thin client's event this node
+    /// holds (the first that arrived), if any.
+    func thinClientCopy(of eventID: UUID) throws -> StoredEvent? {
+        // Most pushed events are new: a lookup in the index alone says so.
+        guard let offset = try thinClientOffset(of: eventID) else { return nil }
+        return try storedEvents("WHERE e.local_offset = ?", [.int(offset)]).first
+    }
+
+    /// Inside a transaction: the local offset `thin_client_events` holds for `eventID`.
+    private func thinClientOffset(of eventID: UUID) throws -> Int64? {
+        let statement = try db.cached("SELECT local_offset FROM thin_client_events WHERE event_id = ?")
+        try statement.bind([.uuid(eventID)])
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : nil
+    }
+
+    /// Inside a write transaction, for an event just stored in a thin-client
+    /// feed: indexes its id, unless a copy is indexed already (the same
+    /// event pushed through two relays).
+    func indexThinClientEvent(_ eventID: UUID, offset: Int64) throws {
+        try db.cached("INSERT OR IGNORE INTO thin_client_events (event_id, local_offset) VALUES (?, ?)")
+            .run([.uuid(eventID), .int(offset)])
+    }
+
+    /// Inside a transaction: true for a thin-client event stored at
+    /// `stored.offset` when another copy of it came first to this node.
+    func isRepeatedThinClientCopy(_ stored: StoredEvent) throws -> Bool {
+        guard stored.event.feed.isThinClient, let first = try thinClientOffset(of: stored.event.eventID) else {
+            return false
+        }
+        return first != stored.offset
+    }
+}
