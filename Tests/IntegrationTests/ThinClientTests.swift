@@ -33,7 +33,7 @@ struct ThinClientTests {
     @Test("a thin client pushes, retries a lost answer, pulls across pages and ends with the mesh's items")
     func thinClientSyncsWithTheMesh() throws {
         try temp.cluster("relay", ["a", "b"])
-        let relay = try Daemon.start(data: temp.url("relay"))
+        let relay = try Daemon.start(data: temp.url("relay"), extra: ["--relay"])
         let a = try Daemon.start(data: temp.url("a"), peers: [relay.address])
         let b = try Daemon.start(data: temp.url("b"), peers: [relay.address])
         defer { for daemon in [relay, a, b] { _ = try? daemon.stop() } }
@@ -207,8 +207,8 @@ struct ThinClientTests {
     func sameEventThroughTwoRelays() throws {
         try temp.cluster("relay-1", ["relay-2"])
         // Relay 2 is not connected yet, so the retry cannot be answered with relay 1's copy.
-        let one = try Daemon.start(data: temp.url("relay-1"))
-        var two = try Daemon.start(data: temp.url("relay-2"))
+        let one = try Daemon.start(data: temp.url("relay-1"), extra: ["--relay"])
+        var two = try Daemon.start(data: temp.url("relay-2"), extra: ["--relay"])
         defer { for daemon in [one, two] { _ = try? daemon.stop() } }
         let phone = SeedClient(replicaID: "phone-1", port: try port(one))
         let bolts = UUID()
@@ -224,7 +224,7 @@ struct ThinClientTests {
         #expect(try Peek.eventCount(temp.url("relay-2")) == 2)
         // Now the relays sync with each other.
         #expect(try two.stop() == 0)
-        two = try Daemon.start(data: temp.url("relay-2"), peers: [one.address])
+        two = try Daemon.start(data: temp.url("relay-2"), peers: [one.address], extra: ["--relay"])
         phone.port = try port(two)
         try phone.pull(batch: 10)
         let statuses = try Convergence.wait([temp.url("relay-1"), temp.url("relay-2")])
@@ -241,5 +241,41 @@ struct ThinClientTests {
         }
         let check = try Executables.peerd(["check"], data: temp.url("relay-2"))
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    }
+
+    @Test("two relays with replicas and thin clients split across them converge to one state hash")
+    func replicasAndThinClientsAcrossTwoRelays() throws {
+        try temp.cluster("relay-1", ["relay-2", "a", "b"])
+        let one = try Daemon.start(data: temp.url("relay-1"), extra: ["--relay"])
+        let two = try Daemon.start(data: temp.url("relay-2"), peers: [one.address], extra: ["--relay"])
+        let a = try Daemon.start(data: temp.url("a"), peers: [one.address])
+        let b = try Daemon.start(data: temp.url("b"), peers: [two.address])
+        defer { for daemon in [a, b, two, one] { _ = try? daemon.stop() } }
+        let phones = [
+            SeedClient(replicaID: "phone-1", port: try port(one)),
+            SeedClient(replicaID: "phone-2", port: try port(two)),
+        ]
+        let (bolts, nuts) = (UUID(), UUID())
+        phones[0].store([(bolts, .created(name: "Bolts", quantity: 5)), (bolts, .noteChanged(note: "bin 3"))])
+        phones[1].store([(nuts, .created(name: "Nuts", quantity: 9))])
+        for phone in phones { try phone.sync(batch: 500) }
+        let washers = try ok(["item", "create", "Washers", "12"], "a")
+        try ok(["item", "qty", washers, "11"], "b")
+        phones[1].store([(bolts, .quantityChanged(quantity: 6))])
+        try phones[1].sync(batch: 500)
+
+        let everyone = ["relay-1", "relay-2", "a", "b"].map { temp.url($0) }
+        let statuses = try Convergence.wait(everyone)
+        #expect(Set(statuses.map(\.state_hash)).count == 1)
+        #expect(statuses.allSatisfy { $0.event_count == 6 && $0.forks == 0 })
+        // Each phone pulls from its own relay and ends with the mesh's items.
+        for phone in phones {
+            try phone.pull(batch: 2)
+            #expect(phone.items == (try meshItems("a")), "\(phone.replicaID)")
+        }
+        #expect(phones[0].items[bolts] == SeedClient.SeedItem(name: "Bolts", quantity: 6, note: "bin 3"))
+        #expect(phones[0].items[UUID(uuidString: washers)!]?.quantity == 11)
+        // The replicas sit in the hub, each on its relay only.
+        for replica in [a, b] { #expect(try replica.peerTable().connectedRoles == ["relay"], "\(replica.name)") }
     }
 }
