@@ -296,4 +296,41 @@ struct DiscoveryLabTests {
             #expect(try Peek.item(live, in: nodes[2].data) != nil)
         }
     }
+
+    @Test(
+        "a relay found by mDNS (TXT role=relay) turns the replicas to the hub; a host without multicast syncs through it by --peer"
+    )
+    func relayFoundByMDNS() async throws {
+        try await Lab.with(hosts: 4) { lab in
+            let (_, nodes) = try await lab.cluster("n", hosts: [1, 2, 3, 4])
+            let (relay, replicas) = (nodes[0], Array(nodes[1...]))
+            try await lab.blockMulticast(4)
+            try await offlineEdits(lab, nodes)
+            var daemons = [try await lab.start(relay, extra: ["--relay"])]
+            for node in replicas.prefix(2) { daemons.append(try await lab.start(node)) }
+            daemons.append(try await lab.start(replicas[2], peers: ["\(lab.address(of: relay.host)):\(Self.port)"]))
+            #expect(try await lab.converge(nodes).map(\.event_count) == [4, 4, 4, 4])
+
+            var services: [String] = []
+            try await lab.wait("avahi-browse on host 2 resolving the relay with role=relay") {
+                services = try await lab.browse(from: 2)
+                return services.contains { $0.contains("\"id=\(relay.replicaID)\"") && $0.contains("\"role=relay\"") }
+            }
+            for node in replicas {
+                try await lab.wait("\(node.name) in the hub, connected to the relay alone") {
+                    let table = try await lab.ok(["peers"], node)
+                    let connected = try await lab.peers(of: node).filter { $0.state == "connected" }
+                    return table.hasPrefix("topology hub") && connected.map(\.replica_id) == [relay.replicaID]
+                        && connected.allSatisfy { $0.role == "relay" }
+                }
+            }
+            #expect(daemons[1].log.count("peer discovered", "peer=\(relay.replicaID)", "role=relay") > 0)
+            #expect(daemons[3].log.count("peer discovered") == 0, "mDNS found nothing from the host without multicast")
+
+            // A write on the host mDNS does not reach goes through the relay to the others.
+            let live = try await lab.ok(["item", "create", "Live on n4", "9"], replicas[2])
+            #expect(try await lab.converge(nodes).map(\.event_count) == [5, 5, 5, 5])
+            #expect(try Peek.item(live, in: replicas[0].data) != nil)
+        }
+    }
 }
