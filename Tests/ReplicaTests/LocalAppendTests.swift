@@ -180,7 +180,7 @@ struct ArrivalTimeTests {
         directory = try TemporaryDirectory()
     }
 
-    @Test("A clock set back does not take arrival times back, for appends and ingests alike")
+    @Test("A clock set back does not take arrival times back, for appends, ingests and thin-client pushes alike")
     func arrivalTimesNeverGoBack() throws {
         let log = try EventLog.create(at: directory.path("a.db"), replicaID: "a", options: .testing(clock: clock))
         let first = try log.append(NewEvent(item: "i1", .created(name: "Bolts", quantity: 1)))
@@ -189,12 +189,18 @@ struct ArrivalTimeTests {
         let source = try EventLog.create(at: directory.path("b.db"), replicaID: "b", options: .testing(clock: clock))
         let remote = try source.append(NewEvent(item: "i2", .created(name: "Nuts", quantity: 3)))
         let ingested = try log.ingest([remote.event]).stored
+        let pushed = try log.acceptThinClientEvents([
+            ThinClientEvent(
+                eventID: UUID(), clientReplicaID: "phone", timeMs: 10_000, entityID: UUID().uuidString.lowercased(),
+                payload: ItemEvent.created(name: "Washers", quantity: 5).payload)
+        ])
         #expect(first.arrivalTimeMs == 50_000)
         #expect(appended.arrivalTimeMs == 50_000)
         #expect(ingested.map(\.arrivalTimeMs) == [50_000])
+        #expect(pushed.map(\.arrivalTimeMs) == [50_000])
         clock.set(60_000)
         #expect(try log.append(NewEvent(item: "i1", .quantityChanged(quantity: 4))).arrivalTimeMs == 60_000)
         let offsets = try log.events(after: 0, limit: 10).map(\.offset)
-        #expect(offsets == [1, 2, 3, 4])
+        #expect(offsets == [1, 2, 3, 4, 5])
     }
 }

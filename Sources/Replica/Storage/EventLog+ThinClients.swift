@@ -28,6 +28,7 @@ extension EventLog {
             let heldClock = try storedClock()
             var clock = heldClock
             let wallMs = options.wallClock()
+            let arrivalMs = try arrivalTime(wallMs: wallMs)
             var heads: [FeedID: (row: Int64, seq: UInt64)] = [:]
             var byID: [UUID: StoredEvent] = [:]
             var inserted: [InsertedEvent] = []
@@ -49,7 +50,7 @@ extension EventLog {
                     eventID: pushed.eventID, feed: feed, seq: head + 1, timeMs: pushed.timeMs,
                     entityType: pushed.entityType, entityID: pushed.entityID, payload: pushed.payload)
                 let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
-                let stored = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: wallMs)
+                let stored = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs)
                 heads[feed] = (feedRow, head + 1)
                 _ = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
                 inserted.append(stored)
