@@ -27,6 +27,14 @@ struct BenchOptions {
           --ingest-only        only the raw baselines and the ingest rows (to profile ingest)
           --dir DIR            work directory (default: a fresh temporary directory, removed at the end)
           --latency-samples N  single-event commits timed for the latency rows (default 2000)
+
+        Other benchmarks (each has its own --help):
+          peerd-bench sync       catch-up, live propagation and idle traffic between running daemons
+          peerd-bench shell      strangers, slow clients and a 1M catch-up against running daemons
+          peerd-bench thin       a thin client's push and pull rates against a running daemon
+          peerd-bench topology   the same replicas as a mesh and around a relay
+          peerd-bench lab        discovery and first sync across network namespaces (root)
+          peerd-bench simulate-scale  anti-entropy rounds to converge for 8 to 256 simulated replicas
         """
 
     /// Parses the arguments that follow the program name.
