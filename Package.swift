@@ -61,6 +61,7 @@ let package = Package(
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
         .target(name: "ChildProcesses"),
         .target(name: "NetworkLab", dependencies: ["ChildProcesses"]),
+        .target(name: "LabReport"),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(
             name: "PeerDaemon",
