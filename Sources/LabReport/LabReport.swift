@@ -41,6 +41,14 @@ public struct LabReport: Codable, Sendable, Equatable {
         public var bytesReceived: Int64
         public var peakRSSBytes: Int64
 
+        /// `replica_id` and `peak_rss_bytes` in JSON: the snake-case strategies turn those back into
+        /// `replicaId` and `peakRssBytes`, so the keys are spelled so that both directions meet.
+        enum CodingKeys: String, CodingKey {
+            case name, host, role, events, cursor, stateHash, convergedAfterHealMs, bytesSent, bytesReceived
+            case replicaID = "replicaId"
+            case peakRSSBytes = "peakRssBytes"
+        }
+
         public init(
             name: String, host: Int, role: String, replicaID: String, events: Int64, cursor: [String: UInt64],
             stateHash: String, convergedAfterHealMs: Int64?, bytesSent: Int64, bytesReceived: Int64,
