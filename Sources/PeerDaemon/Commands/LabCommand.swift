@@ -46,9 +46,10 @@ enum LabCommand {
             print(outcome.summary, terminator: "")
             print("report: \(outcome.directory.path)/lab-report.json")
             exit(outcome.report.passed ? 0 : 1)
-        } catch is CancellationError {
-            fail("lab: interrupted; its hosts and daemons are gone", code: 130)
         } catch {
+            // A signal cancels the run; what was running then may fail in other ways than a CancellationError
+            // (the terminal's SIGINT also reaches the lab's curl and netlab.sh children).
+            if task.isCancelled { fail("lab: interrupted; its hosts and daemons are gone", code: 130) }
             fail("lab: the lab itself failed (seed \(configuration.seed)): \(error)", code: 3)
         }
     }
