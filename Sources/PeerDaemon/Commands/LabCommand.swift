@@ -1,6 +1,6 @@
 import ConvergenceLab
-import Dispatch
 import Foundation
+import Lifecycle
 import NetworkLab
 
 /// `peerd lab`: a convergence lab of real nodes on network-namespace hosts (docs/lab.md).
@@ -33,16 +33,16 @@ enum LabCommand {
         }
         let progress = ProgressLine()
         let task = Task { try await ConvergenceLab.run(configuration, progress: progress) }
-        let signals = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { task.cancel() }
-            source.resume()
-            return source
+        // A handler of its own per signal (the daemon's UnixSignals): whichever thread the kernel picks.
+        let signals = UnixSignals([SIGINT, SIGTERM])
+        Task {
+            for await _ in signals {
+                task.cancel()
+                break
+            }
         }
         do {
             let outcome = try await task.value
-            signals.forEach { $0.cancel() }
             print(outcome.summary, terminator: "")
             print("report: \(outcome.directory.path)/lab-report.json")
             exit(outcome.report.passed ? 0 : 1)
