@@ -46,14 +46,22 @@ public enum ConvergenceLab {
         progress.say(
             "peerd lab: seed \(configuration.seed), \(configuration.peers) nodes, \(configuration.relays) relays, "
                 + "\(plan.faults.count) faults, \(plan.writes.count) writes planned")
+        for prefix in await LabLeftovers.sweep(script: configuration.netlab) {
+            progress.say("took down the hosts of an earlier lab that ended without doing so (prefix \(prefix))")
+        }
         if let keep = configuration.keep {
             try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
         }
+        // Forgotten once the hosts are down, whether the run passed, failed or broke.
+        var noted: String?
+        defer { if let noted { LabLeftovers.forget(prefix: noted) } }
         let (report, notes, workDirectory) = try await NetLab.with(
             hosts: configuration.peers + configuration.relays, prefix: "pl", network: "10.83",
             peerd: configuration.peerd,
             patience: .seconds(30), directory: configuration.keep, script: configuration.netlab
         ) { lab in
+            try LabLeftovers.note(prefix: lab.prefix, state: lab.path("lab"))
+            noted = lab.prefix
             let run = LabRun(configuration: configuration, plan: plan, lab: lab, progress: progress)
             do {
                 return (try await run.run(), run.notes, lab.directory)
