@@ -22,6 +22,8 @@ final class LabRun {
     private var samples: [LabReport.Sample] = []
     var faultRecords: [LabReport.Fault] = []
     private var activeFaults: [Int: LabPlan.Fault] = [:]
+    /// The plan's fault index → its band in ``faultRecords``.
+    private var records: [Int: Int] = [:]
     /// Write index in the plan → the request it sent, for retries; slot → item id.
     var requests: [Int: (host: Int, path: String, body: String?, key: String, reportIndex: Int)] = [:]
     var itemIDs: [Int: String] = [:]
@@ -118,9 +120,11 @@ final class LabRun {
         if fault.kind == .kill || fault.kind == .clock { try await countBytesBeforeStop(fault.hosts[0]) }
         try await LabFaults(lab: lab, nodes: nodes).start(fault)
         activeFaults[index] = fault
+        let startedMs = nowMs
+        records[index] = faultRecords.count
         faultRecords.append(
             LabReport.Fault(
-                kind: fault.kind.rawValue, startMs: nowMs, endMs: nowMs, nodes: fault.hosts.map(name(of:)),
+                kind: fault.kind.rawValue, startMs: startedMs, endMs: startedMs, nodes: fault.hosts.map(name(of:)),
                 description: describe(fault)))
     }
 
@@ -129,12 +133,9 @@ final class LabRun {
         if fault.kind == .clock { try await countBytesBeforeStop(fault.hosts[0]) }
         try await LabFaults(lab: lab, nodes: nodes).heal(fault)
         activeFaults[index] = nil
-        lastHealMs = nowMs
-        if let record = faultRecords.lastIndex(where: {
-            $0.kind == fault.kind.rawValue && $0.nodes == fault.hosts.map(name(of:)) && $0.endMs == $0.startMs
-        }) {
-            faultRecords[record].endMs = nowMs
-        }
+        let healedMs = nowMs
+        lastHealMs = healedMs
+        if let record = records[index] { faultRecords[record].endMs = healedMs }
     }
 
     func name(of host: Int) -> String { nodes.member(on: host).node.name }
