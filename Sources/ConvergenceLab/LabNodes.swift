@@ -31,17 +31,12 @@ final class LabNodes {
         }
     }
 
-    var peers: [Member] { members.filter { !$0.isRelay } }
-
     func member(on host: Int) -> Member { members[host - 1] }
 
     func daemon(on host: Int) throws -> LabDaemon {
         guard let daemon = daemons[host] else { throw LabFailure("no daemon runs on host \(host)") }
         return daemon
     }
-
-    /// Whether host `host`'s daemon runs (a stopped one counts: it still exists).
-    func isRunning(_ host: Int) -> Bool { daemons[host]?.isRunning ?? false }
 
     /// Starts host `host`'s `peerd run`: mDNS only, no static peers; `--relay` for a relay.
     func startDaemon(_ host: Int, clockOffsetMs: Int64 = 0) async throws {
