@@ -8,7 +8,7 @@ import PackageDescription
 //   Gossip, Discovery, DaemonClient, Simulator     shells and tools
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
 //   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
-//                                                  the benchmark and the tests
+//                                                  the benchmark, the tests and ConvergenceLab (peerd lab)
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 let package = Package(
     name: "PeerSync",
@@ -61,11 +61,14 @@ let package = Package(
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
         .target(name: "ChildProcesses"),
         .target(name: "NetworkLab", dependencies: ["ChildProcesses"]),
+        .target(name: "LabReport"),
+        .target(name: "ConvergenceLab", dependencies: ["NetworkLab", "ChildProcesses", "LabReport", "Replica"]),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(
             name: "PeerDaemon",
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "Lifecycle", "CMicroHTTPD", "DaemonClient",
+                "ConvergenceLab",
             ]),
         .executableTarget(name: "PeerDemo", dependencies: ["ChildProcesses"]),
         .executableTarget(
@@ -87,7 +90,10 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "PeerNet", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Replica", "SyncProtocol", "Gossip", "DaemonClient", "PeerNet", "TestSupport"]),
+            dependencies: [
+                "Replica", "SyncProtocol", "Gossip", "DaemonClient", "PeerNet", "TestSupport", "LabReport",
+            ]),
+        .testTarget(name: "ConvergenceLabTests", dependencies: ["ConvergenceLab", "LabReport"]),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "SyncProtocol", "Replica", "TestSupport"]),
     ],

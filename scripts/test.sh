@@ -21,11 +21,11 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 # Each part: a name, the --filter regex of its tests and a --skip regex (or
 # nothing), separated by semicolons.
 parts=(
-    "integration;^IntegrationTests\.;^IntegrationTests\.DiscoveryLabTests"
-    "integration-lab;^IntegrationTests\.DiscoveryLabTests;"
+    "integration;^IntegrationTests\.;^IntegrationTests\.(DiscoveryLabTests|ConvergenceLabTests)"
+    "integration-lab;^IntegrationTests\.(DiscoveryLabTests|ConvergenceLabTests);"
     "discovery;^DiscoveryTests\.;"
     "simulator;^SimulatorTests\.;"
-    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests)\.;"
+    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests|ConvergenceLabTests)\.;"
 )
 # Every test target must be in a part.
 for target in $(sed -n 's/.*\.testTarget(.*name: "\([A-Za-z]*\)".*/\1/p' Package.swift); do

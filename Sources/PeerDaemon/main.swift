@@ -12,6 +12,7 @@ let commands: [Command] = [
     ReadCommands.all,
     TransferCommands.all,
     [CheckCommand.command],
+    [LabCommand.command],
 ].flatMap { $0 }
 
 func overview() -> String {

@@ -24,8 +24,14 @@ struct DataDirectory: Sendable {
     }
 
     /// Opens the replica's storage for a daemon (`StorageExecutor`).
-    func openStorage(logger: @escaping @Sendable (LogRecord) -> Void) throws -> StorageExecutor {
-        try opening { try StorageExecutor(path: databasePath, logger: logger) }
+    func openStorage(clockOffsetMs: Int64 = 0, logger: @escaping @Sendable (LogRecord) -> Void) throws
+        -> StorageExecutor
+    {
+        var options = EventLog.Options()
+        if clockOffsetMs != 0 {
+            options.wallClock = { Int64(Date().timeIntervalSince1970 * 1000) + clockOffsetMs }
+        }
+        return try opening { try StorageExecutor(path: databasePath, options: options, logger: logger) }
     }
 
     /// Runs `open` with a hint when the directory holds no replica, and in

@@ -11,7 +11,7 @@ enum RunCommand {
         usage: """
             run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL] \
             [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N] [--relay] \
-            [--topology auto|mesh|hub] [--relay-fallback-ms N]
+            [--topology auto|mesh|hub] [--relay-fallback-ms N] [--clock-offset-ms N]
             """,
         summary: """
             Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
@@ -27,11 +27,14 @@ enum RunCommand {
             role=relay and serves as the hub its replicas sync through. --topology (default auto, \
             docs/topology.md): auto syncs through relays while one is connected and falls back to the \
             full mesh --relay-fallback-ms (default 3000) after the last one is gone; mesh ignores \
-            relays; hub dials relays only and never falls back.
+            relays; hub dials relays only and never falls back. --clock-offset-ms N (for tests and labs \
+            only) shifts the wall clock the replica's hybrid clock and arrival times read by N ms \
+            (negative: behind), as on a device whose clock is set wrong.
             """,
         flags: ["no-mdns", "relay"],
         options: [
             "listen", "peer", "log-level", "http", "http-token-file", "double-tap-ms", "topology", "relay-fallback-ms",
+            "clock-offset-ms",
         ],
         repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
@@ -76,6 +79,12 @@ enum RunCommand {
                 throw UsageError("--relay-fallback-ms must be a whole number of 0 or more, not \"\(text)\"")
             }
             settings.relayFallbackMs = fallback
+        }
+        if let text = arguments.options["clock-offset-ms"] {
+            guard let offset = Int64(text) else {
+                throw UsageError("--clock-offset-ms must be a whole number of milliseconds, not \"\(text)\"")
+            }
+            settings.clockOffsetMs = offset
         }
         return settings
     }

@@ -25,6 +25,9 @@ enum DaemonRuntime {
         var topology = TopologyMode.auto
         /// How long an `auto` replica keeps to the hub once every relay is gone.
         var relayFallbackMs: Int64 = 3_000
+        /// `--clock-offset-ms` (tests and labs only): added to the wall clock
+        /// the hybrid clock and arrival times read, a device clock set wrong.
+        var clockOffsetMs: Int64 = 0
 
         var role: NodeRole { relay ? .relay : .peer }
     }
@@ -41,7 +44,7 @@ enum DaemonRuntime {
         let clusterKey = try directory.readClusterKey()
         let token = try settings.tokenFile.map { try TokenFile.read($0) }
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
-        let storage = try directory.openStorage(logger: logger.write)
+        let storage = try directory.openStorage(clockOffsetMs: settings.clockOffsetMs, logger: logger.write)
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
 

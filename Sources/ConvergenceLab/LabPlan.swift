@@ -1,0 +1,143 @@
+import Replica
+
+/// What a lab run does and when, drawn from its seed alone: the fault
+/// schedule and the workload. The same seed, node count and duration give
+/// the same plan.
+public struct LabPlan: Sendable, Equatable {
+    /// One fault: from `startMs` until `endMs` (ms since the lab started its first daemon).
+    public struct Fault: Sendable, Equatable {
+        public var kind: FaultKind
+        public var startMs: Int64
+        public var endMs: Int64
+        /// The hosts it hits (for a partition, the group cut off from the rest).
+        public var hosts: [Int]
+        /// The rate in kbit/s for `rate`, the clock offset in ms for `clock`, else 0.
+        public var parameter: Int64
+    }
+
+    /// One write of the workload, sent to the HTTP API of node `node` (0-based among the peers).
+    public struct Write: Sendable, Equatable {
+        public enum Kind: String, Sendable {
+            case create, rename, quantity, note, delete, undo, retry
+        }
+
+        public var atMs: Int64
+        public var node: Int
+        public var kind: Kind
+        /// The item: the index of the `create` that made it, among the plan's creates.
+        public var slot: Int
+        /// A quantity, or the number in a name or a note; for `retry` the index of the write it repeats.
+        public var value: Int64
+    }
+
+    public var faults: [Fault]
+    public var writes: [Write]
+
+    /// The plan for `peers` peer nodes and `relays` relays (hosts `1...peers` are the peers, the relays follow),
+    /// faults of `kinds` within `durationMs`.
+    public static func make(seed: UInt64, peers: Int, relays: Int, durationMs: Int64, kinds: [FaultKind]) -> LabPlan {
+        var random = SplitMix64(seed: seed)
+        let faults = schedule(&random, peers: peers, relays: relays, durationMs: durationMs, kinds: kinds)
+        let writes = workload(&random, peers: peers, durationMs: durationMs)
+        return LabPlan(faults: faults, writes: writes)
+    }
+
+    /// The last moment a fault is healed, or 0 without faults.
+    public var lastHealMs: Int64 { faults.map(\.endMs).max() ?? 0 }
+
+    private static func schedule(
+        _ random: inout SplitMix64, peers: Int, relays: Int, durationMs: Int64, kinds: [FaultKind]
+    ) -> [Fault] {
+        guard !kinds.isEmpty, durationMs >= 5_000 else { return [] }
+        let hosts = peers + relays
+        var faults: [Fault] = []
+        // Until when each host is taken by a fault of the same family.
+        var daemonBusy = [Int64](repeating: 0, count: hosts + 1)
+        var linkBusy = [Int64](repeating: 0, count: hosts + 1)
+        var avahiBusy = [Int64](repeating: 0, count: hosts + 1)
+        var partitionBusy: Int64 = 0
+        var at: Int64 = 2_000
+        let lastEnd = durationMs - 1_000
+        while at + 1_000 < lastEnd {
+            let kind = kinds[Int.random(in: 0..<kinds.count, using: &random)]
+            let end = min(at + Int64.random(in: 2_000...8_000, using: &random), lastEnd)
+            // Daemon faults hit peers only: a relay's restarts are not what the lab measures.
+            let host = Int.random(in: 1...(kind.holdsDaemon ? peers : hosts), using: &random)
+            var fault = Fault(kind: kind, startMs: at, endMs: end, hosts: [host], parameter: 0)
+            switch kind {
+            case .partition where partitionBusy <= at && hosts >= 2:
+                let size = Int.random(in: 1...max(1, hosts / 2), using: &random)
+                var group = Array(1...hosts)
+                group.shuffle(using: &random)
+                fault.hosts = group.prefix(size).sorted()
+                partitionBusy = end
+                faults.append(fault)
+            case .rate where linkBusy[host] <= at:
+                fault.parameter = [64, 256, 1_024][Int.random(in: 0..<3, using: &random)]
+                linkBusy[host] = end
+                faults.append(fault)
+            case .avahi where avahiBusy[host] <= at:
+                avahiBusy[host] = end
+                faults.append(fault)
+            case .kill, .stop, .clock:
+                guard daemonBusy[host] <= at else { break }
+                if kind == .clock {
+                    let minutes = Int64.random(in: 1...30, using: &random)
+                    fault.parameter = (Bool.random(using: &random) ? 1 : -1) * minutes * 60_000
+                }
+                daemonBusy[host] = end + 500
+                faults.append(fault)
+            default:
+                break
+            }
+            at += Int64.random(in: 700...3_000, using: &random)
+        }
+        return faults
+    }
+
+    private static func workload(_ random: inout SplitMix64, peers: Int, durationMs: Int64) -> [Write] {
+        var writes: [Write] = []
+        var slots = 0
+        var at: Int64 = 500
+        while at < durationMs - 500 {
+            let node = Int.random(in: 0..<peers, using: &random)
+            let roll = Int.random(in: 0..<100, using: &random)
+            let slot = slots == 0 ? 0 : Int.random(in: 0..<slots, using: &random)
+            let value = Int64.random(in: 0...999, using: &random)
+            switch roll {
+            case _ where slots < 3 || roll < 18:
+                writes.append(Write(atMs: at, node: node, kind: .create, slot: slots, value: value))
+                slots += 1
+            case 18..<40:
+                writes.append(Write(atMs: at, node: node, kind: .rename, slot: slot, value: value))
+            case 40..<60:
+                writes.append(Write(atMs: at, node: node, kind: .quantity, slot: slot, value: value))
+            case 60..<70:
+                writes.append(Write(atMs: at, node: node, kind: .note, slot: slot, value: value))
+            case 70..<74:
+                writes.append(Write(atMs: at, node: node, kind: .delete, slot: slot, value: 0))
+            case 74..<82:
+                writes.append(Write(atMs: at, node: node, kind: .undo, slot: slot, value: 0))
+            case 82..<90:
+                // The same request again, to the node it went to, with the same Idempotency-Key.
+                let picked = Int.random(in: 0..<writes.count, using: &random)
+                let original = writes[picked].kind == .retry ? Int(writes[picked].value) : picked
+                let repeated = writes[original]
+                writes.append(
+                    Write(atMs: at, node: repeated.node, kind: .retry, slot: repeated.slot, value: Int64(original)))
+            default:
+                // The same item edited on several nodes at once.
+                let count = min(peers, Int.random(in: 2...3, using: &random))
+                var nodes = Array(0..<peers)
+                nodes.shuffle(using: &random)
+                for other in nodes.prefix(count) {
+                    let kind: Write.Kind = Bool.random(using: &random) ? .quantity : .rename
+                    let number = Int64.random(in: 0...999, using: &random)
+                    writes.append(Write(atMs: at, node: other, kind: kind, slot: slot, value: number))
+                }
+            }
+            at += Int64.random(in: 80...400, using: &random)
+        }
+        return writes
+    }
+}

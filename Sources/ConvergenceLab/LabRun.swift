@@ -1,0 +1,199 @@
+import ChildProcesses
+import Foundation
+import LabReport
+import NetworkLab
+import Replica
+
+/// One `peerd lab` run inside a brought-up ``NetLab``: the daemons, the
+/// timeline of writes, faults and samples, the settle phase, the checks.
+final class LabRun {
+    let configuration: LabConfiguration
+    let plan: LabPlan
+    let lab: NetLab
+    let nodes: LabNodes
+    let progress: ProgressLine
+    private let clock = ContinuousClock()
+    private var origin = ContinuousClock.now
+    private(set) var startedAtMs: Int64 = 0
+
+    var writes: [LabReport.Write] = []
+    var acknowledged: [Int: AcknowledgedWrite] = [:]
+    var retries: [(retry: Int, original: Int)] = []
+    private var samples: [LabReport.Sample] = []
+    var faultRecords: [LabReport.Fault] = []
+    private var activeFaults: [Int: LabPlan.Fault] = [:]
+    /// The plan's fault index → its band in ``faultRecords``.
+    private var records: [Int: Int] = [:]
+    /// Write index in the plan → the request it sent, for retries; slot → item id.
+    var requests: [Int: (host: Int, path: String, body: String?, key: String, reportIndex: Int)] = [:]
+    var itemIDs: [Int: String] = [:]
+    /// Bytes counted by daemons that have ended, by host.
+    var bytesBefore: [Int: (sent: Int64, received: Int64)] = [:]
+    var phase = "starting"
+    /// Each node's vector cursor whenever it was seen to change (samples and settle polls).
+    var cursorHistory: [String: [(atMs: Int64, cursor: String)]] = [:]
+    /// When the last fault was healed.
+    var lastHealMs: Int64?
+    var notes: [String] = []
+
+    init(configuration: LabConfiguration, plan: LabPlan, lab: NetLab, progress: ProgressLine) {
+        self.configuration = configuration
+        self.plan = plan
+        self.lab = lab
+        self.nodes = LabNodes(lab: lab)
+        self.progress = progress
+    }
+
+    /// Milliseconds since the first daemon started.
+    var nowMs: Int64 {
+        let elapsed = clock.now - origin
+        return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    func host(ofPeer index: Int) -> Int { index + 1 }
+
+    /// Runs everything and returns the report.
+    func run() async throws -> LabReport {
+        phase = "init"
+        try await nodes.initialise(peers: configuration.peers, relays: configuration.relays)
+        origin = clock.now
+        startedAtMs = Int64(Date().timeIntervalSince1970 * 1000)
+        for member in nodes.members { try await nodes.startDaemon(member.node.host) }
+        phase = "faults"
+        try await runTimeline()
+        let lastHealMs = self.lastHealMs ?? nowMs
+        phase = "settle"
+        let settled = try await settle(from: lastHealMs)
+        if configuration.plantDivergence { try await plantDivergence() }
+        phase = "checks"
+        progress.update(line())
+        let (nodeReports, checks) = try await check(settled: settled, lastHealMs: lastHealMs)
+        progress.finish()
+        return LabReport(
+            configuration: LabReport.Configuration(
+                nodes: configuration.peers, relays: configuration.relays, durationMs: configuration.durationMs,
+                seed: configuration.seed, faults: configuration.faults.map(\.rawValue)),
+            startedAtMs: startedAtMs, elapsedMs: nowMs, lastHealMs: lastHealMs, convergedAtMs: settled.convergedAtMs,
+            nodes: nodeReports, faults: faultRecords, writes: writes, samples: samples, checks: checks)
+    }
+
+    // MARK: The timeline
+
+    private enum Action {
+        case write(Int)
+        case faultStart(Int)
+        case faultEnd(Int)
+    }
+
+    private func runTimeline() async throws {
+        var actions: [(atMs: Int64, order: Int, action: Action)] = []
+        for (index, write) in plan.writes.enumerated() { actions.append((write.atMs, 2, .write(index))) }
+        for (index, fault) in plan.faults.enumerated() {
+            actions.append((fault.startMs, 1, .faultStart(index)))
+            actions.append((fault.endMs, 0, .faultEnd(index)))
+        }
+        actions.sort { ($0.atMs, $0.order) < ($1.atMs, $1.order) }
+        var nextSampleMs: Int64 = 0
+        for (atMs, _, action) in actions {
+            while nextSampleMs <= atMs {
+                try await sleep(until: nextSampleMs)
+                sample()
+                nextSampleMs += 500
+            }
+            try await sleep(until: atMs)
+            switch action {
+            case .write(let index): try await send(index)
+            case .faultStart(let index): try await startFault(index)
+            case .faultEnd(let index): try await healFault(index)
+            }
+        }
+    }
+
+    private func sleep(until ms: Int64) async throws {
+        let wait = ms - nowMs
+        if wait > 0 { try await Task.sleep(for: .milliseconds(wait)) }
+        try Task.checkCancellation()
+    }
+
+    private func startFault(_ index: Int) async throws {
+        let fault = plan.faults[index]
+        if fault.kind == .kill || fault.kind == .clock { try await countBytesBeforeStop(fault.hosts[0]) }
+        try await LabFaults(lab: lab, nodes: nodes).start(fault)
+        activeFaults[index] = fault
+        let startedMs = nowMs
+        records[index] = faultRecords.count
+        faultRecords.append(
+            LabReport.Fault(
+                kind: fault.kind.rawValue, startMs: startedMs, endMs: startedMs, nodes: fault.hosts.map(name(of:)),
+                description: describe(fault)))
+    }
+
+    private func healFault(_ index: Int) async throws {
+        let fault = plan.faults[index]
+        if fault.kind == .clock { try await countBytesBeforeStop(fault.hosts[0]) }
+        try await LabFaults(lab: lab, nodes: nodes).heal(fault)
+        activeFaults[index] = nil
+        let healedMs = nowMs
+        lastHealMs = healedMs
+        if let record = records[index] { faultRecords[record].endMs = healedMs }
+    }
+
+    func name(of host: Int) -> String { nodes.member(on: host).node.name }
+
+    private func describe(_ fault: LabPlan.Fault) -> String {
+        let names = fault.hosts.map(name(of:))
+        switch fault.kind {
+        case .partition:
+            let rest = nodes.members.map(\.node.name).filter { !names.contains($0) }
+            return names.joined(separator: " ") + " | " + rest.joined(separator: " ")
+        case .rate: return "\(names[0]) link limited to \(fault.parameter) kbit/s"
+        case .kill: return "kill -9 of \(names[0]), restarted at the heal"
+        case .stop: return "SIGSTOP of \(names[0]), SIGCONT at the heal"
+        case .avahi: return "avahi-daemon of \(names[0]) killed, restarted at the heal"
+        case .clock: return "\(names[0]) restarted with its clock \(fault.parameter / 1000) s off"
+        }
+    }
+
+    // MARK: Samples and progress
+
+    func sample() {
+        let atMs = nowMs
+        for member in nodes.members {
+            nodes.notePeakRSS(member.node.host)
+            if let (count, cursor) = try? Self.readLog(
+                member.node, { (try $0.eventCount(), Self.text(try $0.cursor())) })
+            {
+                samples.append(LabReport.Sample(node: member.node.name, atMs: atMs, events: count))
+                noteCursor(member.node.name, cursor, at: atMs)
+            }
+        }
+        progress.update(line())
+    }
+
+    /// Records `cursor` in ``cursorHistory`` when it differs from the node's last one.
+    func noteCursor(_ node: String, _ cursor: String, at atMs: Int64) {
+        if cursorHistory[node]?.last?.cursor != cursor { cursorHistory[node, default: []].append((atMs, cursor)) }
+    }
+
+    static func text(_ cursor: VectorCursor) -> String {
+        cursor.heads.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+
+    func line() -> String {
+        let active = Set(activeFaults.values.map(\.kind.rawValue)).sorted().joined(separator: ",")
+        var latest: [String: Int64] = [:]
+        for sample in samples.suffix(nodes.members.count) { latest[sample.node] = sample.events }
+        let events = nodes.members.map { "\($0.node.name)=\(latest[$0.node.name].map(String.init) ?? "-")" }
+        return "[lab seed \(configuration.seed)] \(phase) \(String(format: "%.1f", Double(nowMs) / 1000)) s"
+            + " faults: \(active.isEmpty ? "none" : active) writes: \(writes.count) events: "
+            + events.joined(separator: " ")
+    }
+
+    /// Reads a node's database in this process, read-only, beside its daemon.
+    static func readLog<T>(_ node: LabNode, _ body: (EventLog) throws -> T) throws -> T {
+        var options = EventLog.Options()
+        options.readOnly = true
+        let log = try EventLog.open(at: node.data.appendingPathComponent("replica.db").path, options: options)
+        return try body(log)
+    }
+}

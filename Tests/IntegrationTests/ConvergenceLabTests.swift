@@ -1,0 +1,69 @@
+import Foundation
+import LabReport
+import TestSupport
+import Testing
+
+/// `peerd lab` as a user runs it: real nodes on netlab hosts under seeded
+/// faults, then its checks. A healthy run must pass every check and exit 0;
+/// a run with a planted divergence must fail, name the node and exit 1.
+@Suite(
+    "peerd lab: a convergence lab of real nodes under faults, and one that must fail",
+    .serialized,
+    .disabled(if: Lab.unavailableReason != nil, Comment(rawValue: Lab.unavailableReason ?? ""))
+)
+struct ConvergenceLabTests {
+    /// Runs `peerd lab ARGUMENTS --report DIR`; returns its result and the decoded report.
+    func lab(_ arguments: [String]) async throws -> (result: ProcessResult, report: LabReport) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peerd-lab-test-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await ChildProcess.run(
+            URL(fileURLWithPath: Lab.peerd), ["lab"] + arguments + ["--report", directory.path],
+            timeout: .seconds(400))
+        let data = try Data(contentsOf: directory.appendingPathComponent("lab-report.json"))
+        return (result, try LabReport.decode(data))
+    }
+
+    @Test("5 nodes under a minute of every fault kind converge: exit 0, every check passed, figures filled")
+    func healthyRun() async throws {
+        let (result, report) = try await lab(["--nodes", "5", "--duration", "60s", "--seed", "11"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("seed 11"), "the seed is printed")
+        #expect(report.passed, "\(report.checks.filter { !$0.passed })")
+        #expect(
+            Set(report.checks.map(\.name)) == [
+                "converged-after-heal", "same-state", "same-events", "acknowledged-writes",
+                "projections-match-fold", "no-forks", "idempotent-retries",
+            ])
+        #expect(report.configuration.seed == 11 && report.configuration.nodes == 5)
+        #expect(report.nodes.map(\.name) == ["n1", "n2", "n3", "n4", "n5"])
+        #expect(Set(report.nodes.map(\.stateHash)).count == 1)
+        #expect(Set(report.faults.map(\.kind)).count >= 4, "\(report.faults.map(\.kind))")
+        #expect(report.faults.allSatisfy { $0.endMs >= $0.startMs && $0.endMs <= report.lastHealMs })
+        #expect(report.writes.filter(\.acknowledged).count > 50, "\(report.writes.count) writes")
+        #expect(Set(report.writes.map(\.kind)).isSuperset(of: ["create", "rename", "quantity", "retry"]))
+        #expect(report.samples.count > 100)
+        let converged = try #require(report.convergedAtMs)
+        #expect(converged >= report.lastHealMs)
+        for node in report.nodes {
+            #expect(node.convergedAfterHealMs != nil, "\(node.name)")
+            #expect(node.events > 0 && node.bytesSent > 0 && node.bytesReceived > 0, "\(node)")
+            #expect(node.peakRSSBytes > 1_000_000, "\(node.name) peak RSS \(node.peakRSSBytes)")
+        }
+    }
+
+    @Test("an event removed from one node's file while it is stopped: the checks fail and name the node, exit 1")
+    func plantedDivergenceFails() async throws {
+        let (result, report) = try await lab([
+            "--nodes", "3", "--duration", "15s", "--seed", "5", "--faults", "partition,kill",
+            "--plant", "divergence", "--settle", "20s",
+        ])
+        #expect(result.status == 1, "\(result)")
+        #expect(!report.passed)
+        let sameEvents = try #require(report.checks.first { $0.name == "same-events" })
+        #expect(!sameEvents.passed)
+        #expect(sameEvents.details.count == 1 && sameEvents.details[0].hasPrefix("n3 lacks 1 of"), "\(sameEvents)")
+        #expect(result.stdout.contains("check same-events: FAILED"), "\(result.stdout)")
+        #expect(result.stdout.contains("n3 lacks 1 of"))
+        #expect(report.faults.contains { $0.kind == "plant" && $0.nodes == ["n3"] })
+    }
+}
