@@ -41,6 +41,14 @@ public struct LabReport: Codable, Sendable, Equatable {
         public var bytesReceived: Int64
         public var peakRSSBytes: Int64
 
+        /// The snake-case strategies do not round-trip acronyms (`replicaID` is written `replica_id`, which
+        /// reads back as `replicaId`): the keys say `Id` and `Rss` so that both directions meet.
+        enum CodingKeys: String, CodingKey {
+            case name, host, role, events, cursor, stateHash, convergedAfterHealMs, bytesSent, bytesReceived
+            case replicaID = "replicaId"
+            case peakRSSBytes = "peakRssBytes"
+        }
+
         public init(
             name: String, host: Int, role: String, replicaID: String, events: Int64, cursor: [String: UInt64],
             stateHash: String, convergedAfterHealMs: Int64?, bytesSent: Int64, bytesReceived: Int64,
