@@ -79,7 +79,8 @@ let package = Package(
             name: "FieldNotes", dependencies: ["Gossip", "Replica", "SyncProtocol", "PeerNet"],
             path: "Examples/FieldNotes"),
         .executableTarget(name: "StatusProbe", dependencies: ["DaemonClient"], path: "Examples/StatusProbe"),
-        .target(name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab", "LabReport"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
@@ -88,7 +89,8 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "PeerNet", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Replica", "SyncProtocol", "Gossip", "DaemonClient", "PeerNet", "TestSupport"]),
+            dependencies: ["Replica", "SyncProtocol", "Gossip", "DaemonClient", "PeerNet", "LabReport", "TestSupport"]),
+        .testTarget(name: "LabReportTests", dependencies: ["LabReport", "TestSupport"]),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "SyncProtocol", "Replica", "TestSupport"]),
     ],

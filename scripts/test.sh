@@ -25,7 +25,7 @@ parts=(
     "integration-lab;^IntegrationTests\.DiscoveryLabTests;"
     "discovery;^DiscoveryTests\.;"
     "simulator;^SimulatorTests\.;"
-    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests)\.;"
+    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests|LabReportTests)\.;"
 )
 # Every test target must be in a part.
 for target in $(sed -n 's/.*\.testTarget(.*name: "\([A-Za-z]*\)".*/\1/p' Package.swift); do
