@@ -18,7 +18,8 @@ extension HTMLReport {
         .verdict.fail { background: var(--fail); }
         .verdict p { margin: 0; }
         .verdict .headline { font-size: 26px; font-weight: 700; }
-        .facts { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 0 0 8px; }
+        .facts { display: grid; grid-template-columns: repeat(4, max-content); gap: 8px 40px; margin: 0 0 10px; }
+        @media (max-width: 900px) { .facts { grid-template-columns: repeat(2, max-content); } }
         .facts dt { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
         .facts dd { margin: 0; font-weight: 600; }
         .replay { margin: 0; color: var(--muted); }

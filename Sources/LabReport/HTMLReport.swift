@@ -50,15 +50,16 @@ public struct HTMLReport: Sendable {
             }
             ?? "the nodes never converged after the last heal"
         let converged = report.convergedAtMs.map { "\(Units.clock($0)) (+\(Units.duration($0 - report.lastHealMs)))" }
+        // Four columns, the short facts first, the faults (the longest) last.
         let facts: [(String, String)] = [
             ("seed", "\(configuration.seed)"),
             ("nodes", "\(configuration.nodes)"),
             ("relays", "\(configuration.relays)"),
             ("duration", "\(Units.duration(configuration.durationMs)) asked, \(Units.duration(report.elapsedMs)) run"),
             ("started", Self.utc(report.startedAtMs)),
-            ("faults", "\(report.faults.count) (\(FaultPalette.kinds(in: report.faults).joined(separator: ", ")))"),
             ("writes", "\(Units.count(report.writes.count)), \(Units.count(report.acknowledgedWrites)) acknowledged"),
             ("last heal → converged", "\(Units.clock(report.lastHealMs)) → \(converged ?? "never")"),
+            ("faults", "\(report.faults.count) (\(FaultPalette.kinds(in: report.faults).joined(separator: ", ")))"),
         ]
         let items = facts.map { "<div><dt>\($0.0)</dt><dd>\($0.1.htmlEscaped)</dd></div>" }.joined()
         return """

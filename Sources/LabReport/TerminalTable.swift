@@ -7,15 +7,18 @@
 /// ```
 ///
 /// ```text
-/// node  role  events  cursor             hash      converged  sent     received  peak RSS
-/// n1    peer     412  Σ412 in 5 feeds    3fa9c2d1  +1.24 s    1.2 MiB   1.1 MiB  38.2 MiB
+/// node  role  events  cursor           hash      converged     sent  received  peak RSS
+/// n1    peer     185  Σ185 in 5 feeds  5f1c0a9e    +380 ms  244 KiB   146 KiB  30.0 MiB
+/// n2    peer     185  Σ185 in 5 feeds  5f1c0a9e    +477 ms  252 KiB   160 KiB  31.1 MiB
 /// …
+///
 /// checks
-///   ✔ same cursor and state hash on every node
-///   ✘ every acknowledged write on every node
-///       n3 lacks 7f3a… (create item-7 on n2)
+///   ✔ same vector cursor and state hash on every node
+///   ✘ projections equal an independent fold
+///       n3: item-7 quantity 4 in its projection, 5 in the fold of the union of all nodes' events
+///
 /// NOT converged: 1 check failed
-/// seed 42  replay: peerd lab --nodes 5 --duration 90s --seed 42 --faults partition,kill
+/// seed 42  replay: peerd lab --nodes 5 --duration 60s --seed 42 --faults partition,loss,kill
 /// ```
 public struct TerminalTable: Sendable {
     /// The report it shows.
