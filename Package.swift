@@ -9,6 +9,7 @@ import PackageDescription
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
 //   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
 //                                                  the benchmark and the tests
+//   LabReport                                      a peerd lab run's report: JSON, terminal table, HTML
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 let package = Package(
     name: "PeerSync",

@@ -42,6 +42,15 @@ struct HTMLReportTests {
         #expect(occurrences(of: "<path class=\"held\"", in: html) == report.nodes.count)
     }
 
+    @Test("a node whose state hash differs from most nodes' is marked in the table")
+    func oddHash() {
+        var report = report
+        report.nodes[3].stateHash = "0badc0de" + String(repeating: "0", count: 56)
+        let html = HTMLReport(report).html
+        #expect(occurrences(of: "<td class=\"hash odd-one\"", in: html) == 1)
+        #expect(html.contains("<td class=\"hash odd-one\" title=\"\(report.nodes[3].stateHash)\">0badc0de</td>"))
+    }
+
     @Test("one band per fault, with its kind's colour and its description as a tooltip, and a legend")
     func faultBands() {
         let html = HTMLReport(report).html
