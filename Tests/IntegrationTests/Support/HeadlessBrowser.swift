@@ -20,8 +20,8 @@ struct HeadlessBrowser {
         candidates.contains(where: FileManager.default.isExecutableFile)
         ? nil : "needs Debian's chromium (scripts/setup.sh installs it with apt)"
 
-    /// The longest one page may take; chromium's first start on a cold disk takes a few seconds.
-    static let timeout: Duration = .seconds(90)
+    /// The longest one page may take: a few seconds alone, but CI runs it beside daemons on two cores.
+    static let timeout: Duration = .seconds(180)
 
     let executable: URL
 
