@@ -9,6 +9,7 @@ import PackageDescription
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
 //   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
 //                                                  the benchmark, the tests and ConvergenceLab (peerd lab)
+//   LabReport                                      a peerd lab run's report: JSON, terminal table, HTML
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 let package = Package(
     name: "PeerSync",
@@ -81,7 +82,8 @@ let package = Package(
             name: "FieldNotes", dependencies: ["Gossip", "Replica", "SyncProtocol", "PeerNet"],
             path: "Examples/FieldNotes"),
         .executableTarget(name: "StatusProbe", dependencies: ["DaemonClient"], path: "Examples/StatusProbe"),
-        .target(name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab", "LabReport"], path: "Tests/TestSupport"),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
@@ -94,6 +96,7 @@ let package = Package(
                 "Replica", "SyncProtocol", "Gossip", "DaemonClient", "PeerNet", "TestSupport", "LabReport",
             ]),
         .testTarget(name: "ConvergenceLabTests", dependencies: ["ConvergenceLab", "LabReport"]),
+        .testTarget(name: "LabReportTests", dependencies: ["LabReport", "TestSupport"]),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "SyncProtocol", "Replica", "TestSupport"]),
     ],

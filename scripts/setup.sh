@@ -3,7 +3,8 @@
 # The Swift toolchain itself (6.x) must already be on PATH.
 set -euo pipefail
 
-packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev libmicrohttpd-dev curl tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2)
+# chromium: the browser test opens the lab's HTML report headless (LabReportBrowserTests).
+packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev libmicrohttpd-dev curl tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 chromium)
 
 missing=()
 for package in "${packages[@]}"; do

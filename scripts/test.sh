@@ -25,7 +25,7 @@ parts=(
     "integration-lab;^IntegrationTests\.(DiscoveryLabTests|ConvergenceLabTests);"
     "discovery;^DiscoveryTests\.;"
     "simulator;^SimulatorTests\.;"
-    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests|ConvergenceLabTests)\.;"
+    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests|ConvergenceLabTests|LabReportTests)\.;"
 )
 # Every test target must be in a part.
 for target in $(sed -n 's/.*\.testTarget(.*name: "\([A-Za-z]*\)".*/\1/p' Package.swift); do

@@ -41,8 +41,8 @@ public struct LabReport: Codable, Sendable, Equatable {
         public var bytesReceived: Int64
         public var peakRSSBytes: Int64
 
-        /// `replica_id` and `peak_rss_bytes` in JSON: the snake-case strategies turn those back into
-        /// `replicaId` and `peakRssBytes`, so the keys are spelled so that both directions meet.
+        /// The snake-case strategies do not round-trip acronyms (`replicaID` is written `replica_id`, which
+        /// reads back as `replicaId`): the keys say `Id` and `Rss` so that both directions meet.
         enum CodingKeys: String, CodingKey {
             case name, host, role, events, cursor, stateHash, convergedAfterHealMs, bytesSent, bytesReceived
             case replicaID = "replicaId"

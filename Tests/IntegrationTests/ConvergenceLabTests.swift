@@ -12,10 +12,10 @@ import Testing
     .disabled(if: Lab.unavailableReason != nil, Comment(rawValue: Lab.unavailableReason ?? ""))
 )
 struct ConvergenceLabTests {
-    /// Runs `peerd lab ARGUMENTS --report DIR`; returns its result and the decoded report.
-    func lab(_ arguments: [String]) async throws -> (result: ProcessResult, report: LabReport) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peerd-lab-test-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
+    /// Runs `peerd lab ARGUMENTS --report DIR` into `directory`; returns its result and the decoded report.
+    func lab(_ arguments: [String], reportingTo directory: URL) async throws -> (
+        result: ProcessResult, report: LabReport
+    ) {
         let result = try await ChildProcess.run(
             URL(fileURLWithPath: Lab.peerd), ["lab"] + arguments + ["--report", directory.path],
             timeout: .seconds(400))
@@ -23,9 +23,28 @@ struct ConvergenceLabTests {
         return (result, try LabReport.decode(data))
     }
 
+    /// The run's `report.html` in headless chromium: a screenshot of more
+    /// than a blank page, and every node's lane and row in the DOM.
+    func expectTimelineRenders(_ directory: URL, nodes: [String]) async throws {
+        let browser = try HeadlessBrowser()
+        let html = directory.appendingPathComponent("lab-report.html")
+        let png = directory.appendingPathComponent("report.png")
+        try await browser.screenshot(of: html, to: png, width: 1400, height: 1000)
+        let screenshot = try Data(contentsOf: png)
+        #expect(PNGHeader(screenshot) == PNGHeader(width: 1400, height: 1000))
+        #expect(screenshot.count > 20_000, "a screenshot of \(screenshot.count) bytes is too small to show a timeline")
+        let dom = try await browser.dom(of: html)
+        #expect(dom.contains("<svg class=\"timeline\""))
+        for node in nodes {
+            #expect(dom.contains("<g class=\"lane\" data-node=\"\(node)\">"), "no lane for \(node)")
+        }
+    }
+
     @Test("5 nodes under a minute of every fault kind converge: exit 0, every check passed, figures filled")
     func healthyRun() async throws {
-        let (result, report) = try await lab(["--nodes", "5", "--duration", "60s", "--seed", "11"])
+        let directory = try TemporaryDirectory()
+        let (result, report) = try await lab(
+            ["--nodes", "5", "--duration", "60s", "--seed", "11"], reportingTo: directory.url("report"))
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("seed 11"), "the seed is printed")
         #expect(report.passed, "\(report.checks.filter { !$0.passed })")
@@ -49,20 +68,26 @@ struct ConvergenceLabTests {
             #expect(node.events > 0 && node.bytesSent > 0 && node.bytesReceived > 0, "\(node)")
             #expect(node.peakRSSBytes > 1_000_000, "\(node.name) peak RSS \(node.peakRSSBytes)")
         }
+        #expect(result.stdout.contains("converged: every check passed"), "\(result.stdout)")
+        if HeadlessBrowser.unavailableReason == nil {
+            try await expectTimelineRenders(directory.url("report"), nodes: report.nodes.map(\.name))
+        }
     }
 
     @Test("an event removed from one node's file while it is stopped: the checks fail and name the node, exit 1")
     func plantedDivergenceFails() async throws {
-        let (result, report) = try await lab([
-            "--nodes", "3", "--duration", "15s", "--seed", "5", "--faults", "partition,kill",
-            "--plant", "divergence", "--settle", "20s",
-        ])
+        let directory = try TemporaryDirectory()
+        let (result, report) = try await lab(
+            [
+                "--nodes", "3", "--duration", "15s", "--seed", "5", "--faults", "partition,kill",
+                "--plant", "divergence", "--settle", "20s",
+            ], reportingTo: directory.url("report"))
         #expect(result.status == 1, "\(result)")
         #expect(!report.passed)
         let sameEvents = try #require(report.checks.first { $0.name == "same-events" })
         #expect(!sameEvents.passed)
         #expect(sameEvents.details.count == 1 && sameEvents.details[0].hasPrefix("n3 lacks 1 of"), "\(sameEvents)")
-        #expect(result.stdout.contains("check same-events: FAILED"), "\(result.stdout)")
+        #expect(result.stdout.contains("✘ same-events"), "\(result.stdout)")
         #expect(result.stdout.contains("n3 lacks 1 of"))
         #expect(report.faults.contains { $0.kind == "plant" && $0.nodes == ["n3"] })
     }
