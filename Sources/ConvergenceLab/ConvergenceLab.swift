@@ -21,7 +21,8 @@ public enum ConvergenceLab {
         public var summary: String
     }
 
-    /// Why a lab cannot run here, or nil: root, the netlab tools, `tc`, `curl` and `sqlite3` (for a planting).
+    /// Why a lab cannot run here, or nil: root, the netlab tools, `tc`, `curl`, `nft` (for packet loss) and
+    /// `sqlite3` (for a planting).
     public static func unavailableReason(_ configuration: LabConfiguration) -> String? {
         guard FileManager.default.isExecutableFile(atPath: configuration.netlab) else {
             return "no netlab script at \(configuration.netlab) (give --netlab PATH or set PEERSYNC_NETLAB)"
@@ -31,8 +32,9 @@ public enum ConvergenceLab {
         }
         var tools = ["/usr/sbin/ip", "/usr/sbin/tc", "/usr/bin/curl"]
         if configuration.plantDivergence { tools.append("/usr/bin/sqlite3") }
+        if configuration.faults.contains(.loss) { tools.append("/usr/sbin/nft") }
         for tool in tools where !FileManager.default.isExecutableFile(atPath: tool) {
-            return "the lab needs \(tool) (packages iproute2, curl, sqlite3)"
+            return "the lab needs \(tool) (packages iproute2, curl, nftables, sqlite3)"
         }
         return nil
     }

@@ -4,6 +4,8 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
     case partition
     /// A token-bucket rate limit (`tc tbf`) on a host's link.
     case rate
+    /// Random loss of a share of a host's packets, both ways (`nft numgen random`).
+    case loss
     /// `kill -9` of a node's daemon, restarted when the fault heals.
     case kill
     /// SIGSTOP of a node's daemon, SIGCONT when the fault heals.

@@ -23,6 +23,16 @@ struct LabFaults {
                 "tbf",
                 "rate", "\(fault.parameter)kbit", "burst", "32kbit", "latency", "400ms",
             ])
+        case .loss:
+            // `parameter` per mille of the packets the host receives or sends are dropped.
+            try await nft(
+                on: fault.hosts[0],
+                """
+                table inet \(Self.lossTable) {
+                  chain input { type filter hook input priority 0; policy accept; numgen random mod 1000 < \(fault.parameter) drop; }
+                  chain output { type filter hook output priority 0; policy accept; numgen random mod 1000 < \(fault.parameter) drop; }
+                }
+                """)
         case .kill:
             try await nodes.kill(fault.hosts[0])
         case .stop:
@@ -46,6 +56,8 @@ struct LabFaults {
             try await ip([
                 "netns", "exec", lab.namespace(of: fault.hosts[0]), "tc", "qdisc", "del", "dev", "eth0", "root",
             ])
+        case .loss:
+            try await nft(on: fault.hosts[0], "delete table inet \(Self.lossTable)")
         case .kill:
             try await nodes.startDaemon(fault.hosts[0])
         case .stop:
@@ -58,6 +70,16 @@ struct LabFaults {
     }
 
     private var bridgeNamespace: String { "\(lab.prefix)br" }
+
+    /// The nftables table of a host's packet loss.
+    private static let lossTable = "peerd_lab_loss"
+
+    /// Runs the nftables `script` inside host `host`.
+    private func nft(on host: Int, _ script: String) async throws {
+        let file = lab.directory.appendingPathComponent("nft-\(host).nft")
+        try Data((script + "\n").utf8).write(to: file)
+        try await ip(["netns", "exec", lab.namespace(of: host), "nft", "-f", file.path])
+    }
 
     private func ip(_ arguments: [String]) async throws {
         let result = try await ChildProcess.run(URL(fileURLWithPath: "/usr/sbin/ip"), arguments)

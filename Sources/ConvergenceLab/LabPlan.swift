@@ -76,6 +76,10 @@ public struct LabPlan: Sendable, Equatable {
                 fault.parameter = [64, 256, 1_024][Int.random(in: 0..<3, using: &random)]
                 linkBusy[host] = end
                 faults.append(fault)
+            case .loss where linkBusy[host] <= at:
+                fault.parameter = [20, 50, 100][Int.random(in: 0..<3, using: &random)]
+                linkBusy[host] = end
+                faults.append(fault)
             case .avahi where avahiBusy[host] <= at:
                 avahiBusy[host] = end
                 faults.append(fault)

@@ -147,6 +147,7 @@ final class LabRun {
             let rest = nodes.members.map(\.node.name).filter { !names.contains($0) }
             return names.joined(separator: " ") + " | " + rest.joined(separator: " ")
         case .rate: return "\(names[0]) link limited to \(fault.parameter) kbit/s"
+        case .loss: return "\(names[0]) loses \(Double(fault.parameter) / 10)% of its packets"
         case .kill: return "kill -9 of \(names[0]), restarted at the heal"
         case .stop: return "SIGSTOP of \(names[0]), SIGCONT at the heal"
         case .avahi: return "avahi-daemon of \(names[0]) killed, restarted at the heal"

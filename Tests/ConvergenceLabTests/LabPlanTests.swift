@@ -32,7 +32,7 @@ struct LabPlanTests {
         }
     }
 
-    @Test("no two daemon faults hit one node at once; partitions never overlap")
+    @Test("no two daemon faults hit one node at once, nor two link faults one link; partitions never overlap")
     func faultsDoNotCollide() {
         for seed: UInt64 in 1...20 {
             let plan = Self.plan(seed)
@@ -44,6 +44,14 @@ struct LabPlanTests {
             }
             let partitions = plan.faults.filter { $0.kind == .partition }
             for (one, other) in zip(partitions, partitions.dropFirst()) { #expect(other.startMs >= one.endMs) }
+            // A host's link carries one rate limit or packet loss at a time.
+            let linkFaults = plan.faults.filter { [.rate, .loss].contains($0.kind) }
+            for (index, one) in linkFaults.enumerated() {
+                for other in linkFaults[(index + 1)...] where other.hosts == one.hosts {
+                    #expect(other.startMs >= one.endMs || one.startMs >= other.endMs, "\(one) \(other)")
+                }
+            }
+            for loss in plan.faults where loss.kind == .loss { #expect([20, 50, 100].contains(loss.parameter)) }
         }
     }
 
