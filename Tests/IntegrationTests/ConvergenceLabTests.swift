@@ -91,4 +91,30 @@ struct ConvergenceLabTests {
         #expect(result.stdout.contains("n3 lacks 1 of"))
         #expect(report.faults.contains { $0.kind == "plant" && $0.nodes == ["n3"] })
     }
+
+    @Test("Ctrl-C while the faults run: exit 130, the lab's namespaces and its note in /run/peerd-lab are gone")
+    func interruptedRunTakesItsHostsDown() async throws {
+        let directory = try TemporaryDirectory()
+        let lab = try ChildProcess(
+            URL(fileURLWithPath: Lab.peerd),
+            ["lab", "--nodes", "2", "--duration", "60s", "--seed", "3", "--report", directory.url("report").path],
+            name: "peerd lab")
+        // The run notes its prefix and pid once its hosts are up.
+        var prefix: String?
+        try await Poll.eventually("the lab notes its hosts in /run/peerd-lab", timeout: .seconds(60)) {
+            let noted = (try? FileManager.default.contentsOfDirectory(atPath: "/run/peerd-lab")) ?? []
+            prefix = noted.first { name in
+                let text = (try? String(contentsOfFile: "/run/peerd-lab/\(name)", encoding: .utf8)) ?? ""
+                return text.hasPrefix("\(lab.pid)\n")
+            }
+            return prefix != nil
+        }
+        let noted = try #require(prefix)
+        try await Poll.eventually("its nodes run", timeout: .seconds(60)) { lab.stderr.text.contains("writes") }
+        let ended = try lab.stop(with: SIGINT, timeout: .seconds(90))
+        #expect(ended.exitCode == 130, "\(ended)\n\(lab.stderr.text)")
+        #expect(!FileManager.default.fileExists(atPath: "/run/peerd-lab/\(noted)"))
+        let namespaces = try await ChildProcess.run(URL(fileURLWithPath: "/usr/sbin/ip"), ["netns", "list"])
+        #expect(!namespaces.stdout.split(separator: "\n").contains { $0.hasPrefix(noted) }, "\(namespaces.stdout)")
+    }
 }
