@@ -162,7 +162,11 @@ struct Timeline {
             let x = layout.x(converged)
             svg += "<g class=\"marker converged\"><line x1=\"\(Self.number(x))\" y1=\"\(Self.number(top))\" "
             svg += "x2=\"\(Self.number(x))\" y2=\"\(bottom)\"/>"
-            svg += "<text x=\"\(Self.number(x + 4))\" y=\"\(Self.number(top - 4))\">converged "
+            // Near the right edge the label goes left of its line, one row above the heal's.
+            let fitsRight = layout.width - x > 200
+            svg +=
+                "<text x=\"\(Self.number(fitsRight ? x + 4 : x - 4))\" y=\"\(Self.number(fitsRight ? top - 4 : top - 18))\""
+            svg += fitsRight ? ">converged " : " text-anchor=\"end\">converged "
             svg += "\(Units.clock(converged)) (+\(Units.duration(converged - report.lastHealMs)))</text></g>\n"
         }
         return svg
