@@ -4,13 +4,15 @@ import PackageDescription
 // The target graph (docs/architecture.md draws it): dependencies only point
 // down, from the executables through the shells to the pure cores.
 //
-//   PeerDaemon, PeerBench, PeerDemo, MDNSProbe     executables
+//   PeerDaemon, PeerBench, PeerDemo, MDNSProbe,    executables (LabLink: peerd lab's delayed link)
+//   LabLink
 //   Gossip, Discovery, DaemonClient, Simulator     shells and tools
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
 //   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
 //                                                  the benchmark, the tests and ConvergenceLab (peerd lab)
 //   LabReport                                      a peerd lab run's report: JSON, terminal table, HTML
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
+//   CPacket
 let package = Package(
     name: "PeerSync",
     products: [
@@ -23,6 +25,7 @@ let package = Package(
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
         .executable(name: "peerd-demo", targets: ["PeerDemo"]),
         .executable(name: "mdns-probe", targets: ["MDNSProbe"]),
+        .executable(name: "peerd-lab-link", targets: ["LabLink"]),
         .executable(name: "field-notes", targets: ["FieldNotes"]),
         .executable(name: "status-probe", targets: ["StatusProbe"]),
     ],
@@ -52,6 +55,10 @@ let package = Package(
             // epoll, eventfd and inotify: in libc, left out of Glibc's Swift module.
             name: "CLinux"
         ),
+        .systemLibrary(
+            // AF_PACKET sockets for peerd-lab-link, the lab's delayed link (libc; nothing to link).
+            name: "CPacket"
+        ),
         .target(name: "PeerNet", dependencies: ["CLinux"]),
         .target(name: "Replica", dependencies: ["CSQLite", "CSodium"]),
         .target(name: "SyncProtocol", dependencies: ["Replica", "PeerNet", "CSodium"]),
@@ -65,6 +72,7 @@ let package = Package(
         .target(name: "LabReport"),
         .target(name: "ConvergenceLab", dependencies: ["NetworkLab", "ChildProcesses", "LabReport", "Replica"]),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
+        .executableTarget(name: "LabLink", dependencies: ["CPacket", "CLinux"]),
         .executableTarget(
             name: "PeerDaemon",
             dependencies: [

@@ -27,7 +27,12 @@ public enum ConvergenceLab {
         guard FileManager.default.isExecutableFile(atPath: configuration.netlab) else {
             return "no netlab script at \(configuration.netlab) (give --netlab PATH or set PEERSYNC_NETLAB)"
         }
-        if let reason = NetLab.unavailableReason(script: configuration.netlab, executables: [configuration.peerd]) {
+        var executables = [configuration.peerd]
+        // The delay fault's frame relay.
+        if configuration.faults.contains(.delay) {
+            executables.append(LabLinks.relay(besidePeerd: configuration.peerd))
+        }
+        if let reason = NetLab.unavailableReason(script: configuration.netlab, executables: executables) {
             return reason
         }
         var tools = ["/usr/sbin/ip", "/usr/sbin/tc", "/usr/bin/curl"]

@@ -4,6 +4,9 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
     case partition
     /// A token-bucket rate limit (`tc tbf`) on a host's link.
     case rate
+    /// D ms added each way to every frame of a host's link, by a userspace frame relay (`peerd-lab-link`) in the
+    /// bridge namespace: this kernel has no netem.
+    case delay
     /// Random loss of a share of a host's packets, both ways (`nft numgen random`).
     case loss
     /// `kill -9` of a node's daemon, restarted when the fault heals.

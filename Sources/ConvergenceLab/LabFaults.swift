@@ -6,6 +6,7 @@ import NetworkLab
 struct LabFaults {
     let lab: NetLab
     let nodes: LabNodes
+    let links: LabLinks
 
     /// Makes `fault` happen.
     func start(_ fault: LabPlan.Fault) async throws {
@@ -15,7 +16,7 @@ struct LabFaults {
             try await ip(["-n", bridgeNamespace, "link", "add", "br1", "type", "bridge", "stp_state", "0"])
             try await ip(["-n", bridgeNamespace, "link", "set", "br1", "up"])
             for host in fault.hosts {
-                try await ip(["-n", bridgeNamespace, "link", "set", "v\(host)", "master", "br1"])
+                try await ip(["-n", bridgeNamespace, "link", "set", port(of: host), "master", "br1"])
             }
         case .rate:
             try await ip([
@@ -23,6 +24,19 @@ struct LabFaults {
                 "tbf",
                 "rate", "\(fault.parameter)kbit", "burst", "32kbit", "latency", "400ms",
             ])
+        case .delay:
+            // vI leaves its bridge; the relay copies frames between it and dI, whose peer eI takes vI's place on
+            // that bridge (br0, or br1 while the host is partitioned off).
+            let host = fault.hosts[0]
+            let bridge = try await bridge(of: "v\(host)")
+            try await ip(["-n", bridgeNamespace, "link", "set", "v\(host)", "nomaster"])
+            try await ip(["-n", bridgeNamespace, "link", "add", "d\(host)", "type", "veth", "peer", "name", "e\(host)"])
+            try await ip(["-n", bridgeNamespace, "link", "set", "e\(host)", "master", bridge])
+            try await ip(["-n", bridgeNamespace, "link", "set", "e\(host)", "up"])
+            try await ip(["-n", bridgeNamespace, "link", "set", "d\(host)", "up"])
+            try links.start(
+                host: host, relay: relayExecutable, namespace: bridgeNamespace, between: ("v\(host)", "d\(host)"),
+                delayMs: fault.parameter)
         case .loss:
             // `parameter` per mille of the packets the host receives or sends are dropped.
             try await nft(
@@ -49,13 +63,19 @@ struct LabFaults {
         switch fault.kind {
         case .partition:
             for host in fault.hosts {
-                try await ip(["-n", bridgeNamespace, "link", "set", "v\(host)", "master", "br0"])
+                try await ip(["-n", bridgeNamespace, "link", "set", port(of: host), "master", "br0"])
             }
             try await ip(["-n", bridgeNamespace, "link", "del", "br1"])
         case .rate:
             try await ip([
                 "netns", "exec", lab.namespace(of: fault.hosts[0]), "tc", "qdisc", "del", "dev", "eth0", "root",
             ])
+        case .delay:
+            let host = fault.hosts[0]
+            let bridge = try await bridge(of: "e\(host)")
+            try links.stop(host: host)
+            try await ip(["-n", bridgeNamespace, "link", "del", "d\(host)"])
+            try await ip(["-n", bridgeNamespace, "link", "set", "v\(host)", "master", bridge])
         case .loss:
             try await nft(on: fault.hosts[0], "delete table inet \(Self.lossTable)")
         case .kill:
@@ -71,6 +91,9 @@ struct LabFaults {
 
     private var bridgeNamespace: String { "\(lab.prefix)br" }
 
+    /// `peerd-lab-link`, next to the `peerd` executable the hosts run.
+    private var relayExecutable: String { LabLinks.relay(besidePeerd: lab.peerd ?? "peerd") }
+
     /// The nftables table of a host's packet loss.
     private static let lossTable = "peerd_lab_loss"
 
@@ -81,8 +104,23 @@ struct LabFaults {
         try await ip(["netns", "exec", lab.namespace(of: host), "nft", "-f", file.path])
     }
 
-    private func ip(_ arguments: [String]) async throws {
+    /// Host `host`'s port on the bridges: `eI` while its link is delayed, else `vI`.
+    private func port(of host: Int) -> String { links.isDelayed(host) ? "e\(host)" : "v\(host)" }
+
+    /// The bridge (`br0` or `br1`) that `interface` of the bridge namespace is on.
+    private func bridge(of interface: String) async throws -> String {
+        let shown = try await ip(["-n", bridgeNamespace, "-o", "link", "show", "dev", interface])
+        let words = shown.split(whereSeparator: \.isWhitespace)
+        guard let index = words.firstIndex(of: "master"), index + 1 < words.count else {
+            throw LabFailure("\(interface) in \(bridgeNamespace) is on no bridge: \(shown)")
+        }
+        return String(words[index + 1])
+    }
+
+    @discardableResult
+    private func ip(_ arguments: [String]) async throws -> String {
         let result = try await ChildProcess.run(URL(fileURLWithPath: "/usr/sbin/ip"), arguments)
         guard result.status == 0 else { throw LabFailure("ip \(arguments.joined(separator: " ")): \(result)") }
+        return result.stdout
     }
 }

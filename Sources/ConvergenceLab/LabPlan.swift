@@ -11,7 +11,8 @@ public struct LabPlan: Sendable, Equatable {
         public var endMs: Int64
         /// The hosts it hits (for a partition, the group cut off from the rest).
         public var hosts: [Int]
-        /// The rate in kbit/s for `rate`, the clock offset in ms for `clock`, else 0.
+        /// The rate in kbit/s for `rate`, the loss per mille for `loss`, the delay each way in ms for `delay`, the
+        /// clock offset in ms for `clock`, else 0.
         public var parameter: Int64
     }
 
@@ -74,6 +75,10 @@ public struct LabPlan: Sendable, Equatable {
                 faults.append(fault)
             case .rate where linkBusy[host] <= at:
                 fault.parameter = [64, 256, 1_024][Int.random(in: 0..<3, using: &random)]
+                linkBusy[host] = end
+                faults.append(fault)
+            case .delay where linkBusy[host] <= at:
+                fault.parameter = [50, 150, 400][Int.random(in: 0..<3, using: &random)]
                 linkBusy[host] = end
                 faults.append(fault)
             case .loss where linkBusy[host] <= at:

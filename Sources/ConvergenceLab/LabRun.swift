@@ -22,6 +22,8 @@ final class LabRun {
     private var samples: [LabReport.Sample] = []
     var faultRecords: [LabReport.Fault] = []
     private var activeFaults: [Int: LabPlan.Fault] = [:]
+    /// The frame relays of the delay faults in force; killed with the run if it ends before their heal.
+    private let links = LabLinks()
     /// The plan's fault index → its band in ``faultRecords``.
     private var records: [Int: Int] = [:]
     /// Write index in the plan → the request it sent, for retries; slot → item id.
@@ -118,7 +120,7 @@ final class LabRun {
     private func startFault(_ index: Int) async throws {
         let fault = plan.faults[index]
         if fault.kind == .kill || fault.kind == .clock { try await countBytesBeforeStop(fault.hosts[0]) }
-        try await LabFaults(lab: lab, nodes: nodes).start(fault)
+        try await LabFaults(lab: lab, nodes: nodes, links: links).start(fault)
         activeFaults[index] = fault
         let startedMs = nowMs
         records[index] = faultRecords.count
@@ -131,7 +133,7 @@ final class LabRun {
     private func healFault(_ index: Int) async throws {
         let fault = plan.faults[index]
         if fault.kind == .clock { try await countBytesBeforeStop(fault.hosts[0]) }
-        try await LabFaults(lab: lab, nodes: nodes).heal(fault)
+        try await LabFaults(lab: lab, nodes: nodes, links: links).heal(fault)
         activeFaults[index] = nil
         let healedMs = nowMs
         lastHealMs = healedMs
@@ -147,6 +149,7 @@ final class LabRun {
             let rest = nodes.members.map(\.node.name).filter { !names.contains($0) }
             return names.joined(separator: " ") + " | " + rest.joined(separator: " ")
         case .rate: return "\(names[0]) link limited to \(fault.parameter) kbit/s"
+        case .delay: return "\(names[0]) link delayed \(fault.parameter) ms each way"
         case .loss: return "\(names[0]) loses \(Double(fault.parameter) / 10)% of its packets"
         case .kill: return "kill -9 of \(names[0]), restarted at the heal"
         case .stop: return "SIGSTOP of \(names[0]), SIGCONT at the heal"

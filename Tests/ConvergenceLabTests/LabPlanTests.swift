@@ -44,14 +44,16 @@ struct LabPlanTests {
             }
             let partitions = plan.faults.filter { $0.kind == .partition }
             for (one, other) in zip(partitions, partitions.dropFirst()) { #expect(other.startMs >= one.endMs) }
-            // A host's link carries one rate limit or packet loss at a time.
-            let linkFaults = plan.faults.filter { [.rate, .loss].contains($0.kind) }
+            // A host's link carries one rate limit, packet loss or added delay at a time: a delay's relay and a
+            // rate limit's qdisc or a loss's table would each see the other's effect.
+            let linkFaults = plan.faults.filter { [.rate, .loss, .delay].contains($0.kind) }
             for (index, one) in linkFaults.enumerated() {
                 for other in linkFaults[(index + 1)...] where other.hosts == one.hosts {
                     #expect(other.startMs >= one.endMs || one.startMs >= other.endMs, "\(one) \(other)")
                 }
             }
             for loss in plan.faults where loss.kind == .loss { #expect([20, 50, 100].contains(loss.parameter)) }
+            for delay in plan.faults where delay.kind == .delay { #expect([50, 150, 400].contains(delay.parameter)) }
         }
     }
 

@@ -14,7 +14,7 @@ enum LabCommand {
         summary: """
             Runs N nodes (and K relays) as `peerd run` on hosts of their own (network namespaces, each with \
             its own avahi-daemon; mDNS only), drives a seeded workload through their HTTP APIs under a seeded \
-            schedule of faults (LIST: all, or some of partition,rate,loss,kill,stop,avahi,clock) for --duration, \
+            schedule of faults (LIST: all, or some of partition,rate,delay,loss,kill,stop,avahi,clock) for --duration, \
             heals everything, waits up to --settle for convergence and checks it: same cursor and state hash, \
             every acknowledged write everywhere, projections equal to the lab's own fold of all events, no \
             forks. Writes lab-report.json and summary.txt to --report (default ./peerd-lab-SEED-TIME). Exit 0 \
