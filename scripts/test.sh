@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks formatting, builds once, runs every test.
 #
-# The tests run as five processes of the one test bundle at once: Swift
+# The tests run as six processes of the one test bundle at once: Swift
 # Testing runs a process's tests on the cooperative pool, which is as wide
 # as the machine has cores (2 here), and the integration and lab tests
 # spend most of their time waiting for daemons, so one process would run
@@ -25,7 +25,8 @@ parts=(
     "integration-lab;^IntegrationTests\.(DiscoveryLabTests|ConvergenceLabTests);"
     "discovery;^DiscoveryTests\.;"
     "simulator;^SimulatorTests\.;"
-    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|LifecycleTests|ConvergenceLabTests|LabReportTests)\.;"
+    "units;^(ReplicaTests|SyncProtocolTests|GossipTests|ConvergenceLabTests|LabReportTests)\.;"
+    "lifecycle;^LifecycleTests\.;"
 )
 # Every test target must be in a part.
 for target in $(sed -n 's/.*\.testTarget(.*name: "\([A-Za-z]*\)".*/\1/p' Package.swift); do
