@@ -73,16 +73,16 @@ public struct LabPlan: Sendable, Equatable {
                 fault.hosts = group.prefix(size).sorted()
                 partitionBusy = end
                 faults.append(fault)
-            case .rate where linkBusy[host] <= at:
-                fault.parameter = [64, 256, 1_024][Int.random(in: 0..<3, using: &random)]
-                linkBusy[host] = end
-                faults.append(fault)
-            case .delay where linkBusy[host] <= at:
-                fault.parameter = [50, 150, 400][Int.random(in: 0..<3, using: &random)]
-                linkBusy[host] = end
-                faults.append(fault)
-            case .loss where linkBusy[host] <= at:
-                fault.parameter = [20, 50, 100][Int.random(in: 0..<3, using: &random)]
+            case .rate, .delay, .loss:
+                // One link fault per host at a time: kbit/s, ms each way, or packets lost per mille.
+                guard linkBusy[host] <= at else { break }
+                let choices: [Int64] =
+                    switch kind {
+                    case .rate: [64, 256, 1_024]
+                    case .delay: [50, 150, 400]
+                    default: [20, 50, 100]
+                    }
+                fault.parameter = choices[Int.random(in: 0..<3, using: &random)]
                 linkBusy[host] = end
                 faults.append(fault)
             case .avahi where avahiBusy[host] <= at:
