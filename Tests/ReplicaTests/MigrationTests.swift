@@ -44,7 +44,9 @@ struct MigrationTests {
 
         let migrated = try EventLog.open(at: path, options: options())
 
-        #expect(Schema.currentVersion == 3)
+        #expect(Schema.currentVersion == 4)
+        // Version 4 adds the session holder of each entity; nothing was claimed before it.
+        #expect(try RawSQL.int(path, "SELECT count(*) FROM entities WHERE holder IS NOT NULL") == 0)
         // Version 3 indexes the thin-client events by id, the first copy of each (docs/storage.md).
         #expect(try RawSQL.int(path, "SELECT count(*) FROM thin_client_events") == 2)
         #expect(

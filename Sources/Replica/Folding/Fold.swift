@@ -1,6 +1,6 @@
 import Foundation
 
-/// The folding rules every domain shares: canonical order, undo, poison.
+/// The folding rules every domain shares: canonical order, sessions, undo, poison.
 enum Fold {
     /// An entity's history split for folding, each payload examined once.
     struct Resolution {
@@ -8,15 +8,22 @@ enum Fold {
         var effective: [Event] = []
         /// The domain events an undo cancelled: not applied, still checked for poison.
         var cancelled: [Event] = []
+        /// The events another writer's session dropped: not applied, still checked for poison.
+        var dropped: [DroppedEvent] = []
+        /// Who holds the entity after its last event.
+        var session = SessionState.free
     }
 
-    /// Splits a history sorted in canonical order into what the fold applies
-    /// and what undos cancelled; the undos themselves are in neither.
+    /// Splits a history sorted in canonical order into what the fold applies,
+    /// what sessions dropped and what undos cancelled; session events and
+    /// undos themselves are in none. Sessions come first: an undo by a
+    /// writer who does not hold the entity is dropped and cancels nothing.
     static func resolve(inCanonicalOrder history: [Event]) -> Resolution {
-        let history = withoutRepeatedThinClientCopies(history)
+        let sessions = SessionFold.resolve(inCanonicalOrder: withoutRepeatedThinClientCopies(history))
+        let history = sessions.kept
         let undos = history.map { UndoneEvent.parse($0.payload) }
         let cancelledIDs = cancelledEventIDs(history, undos: undos)
-        var resolution = Resolution()
+        var resolution = Resolution(dropped: sessions.dropped, session: sessions.state)
         for (event, undo) in zip(history, undos) where undo == nil {
             if cancelledIDs.contains(event.eventID) {
                 resolution.cancelled.append(event)
@@ -61,9 +68,10 @@ enum Fold {
     }
 
     /// How many events at the end of a canonical history are undos.
+    /// (Session events and the events a session dropped do not count.)
     static func trailingUndoCount(inCanonicalOrder history: [Event]) -> Int {
         var count = 0
-        for event in history.reversed() {
+        for event in SessionFold.resolve(inCanonicalOrder: history).kept.reversed() {
             guard UndoneEvent.parse(event.payload) != nil else { break }
             count += 1
         }

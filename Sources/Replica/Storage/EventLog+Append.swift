@@ -57,7 +57,13 @@ extension EventLog {
         return stored
     }
 
-    private func appendInTransaction(_ batch: [NewEvent]) throws -> [StoredEvent] {
+    /// Inside a write transaction, after `syncPending()`: appends `batch` to
+    /// this replica's feeds and folds it. Session events are appended only
+    /// by the session calls, which pass `sessionNotBeforeMs` (the time
+    /// after every event of the entity they saw); every other event of an
+    /// entity another writer holds is refused.
+    func appendInTransaction(_ batch: [NewEvent], sessionNotBeforeMs: Int64? = nil) throws -> [StoredEvent] {
+        let sessionEvents = sessionNotBeforeMs != nil
         var clock = try storedClock()
         var heads: [FeedID: (row: Int64, seq: UInt64)] = [:]
         var inserted: [InsertedEvent] = []
@@ -65,7 +71,7 @@ extension EventLog {
         let wallMs = options.wallClock()
         let arrivalMs = try arrivalTime(wallMs: wallMs)
         for new in batch {
-            let (payload, notBeforeMs) = try validated(new)
+            let (payload, notBeforeMs) = try validated(new, sessionEvent: sessionEvents)
             let feed = FeedID(replicaID: replicaID, scope: new.scope)
             if heads[feed] == nil {
                 let row = try feedRowID(feed, create: true)!
@@ -74,9 +80,11 @@ extension EventLog {
             let (feedRow, head) = heads[feed]!
             let event = Event(
                 eventID: options.eventIDs(), feed: feed, seq: head + 1,
-                timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs),
+                timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs, sessionNotBeforeMs ?? Int64.min),
                 entityType: new.entityType, entityID: new.entityID, payload: payload)
-            let entityRow = try entityRowID(EntityKey(type: new.entityType, id: new.entityID), create: true)!
+            let entity = EntityKey(type: new.entityType, id: new.entityID)
+            let entityRow = try entityRowID(entity, create: true)!
+            if !sessionEvents { try checkHolder(of: entity, entityRow: entityRow) }
             inserted.append(try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs))
             heads[feed] = (feedRow, head + 1)
         }
@@ -93,7 +101,7 @@ extension EventLog {
     /// far ahead (which the local clock does not follow) would sort after
     /// the undo, so the undo takes at least the target's time + 1; the local
     /// clock itself is not moved.
-    private func validated(_ new: NewEvent) throws -> (payload: String, notBeforeMs: Int64) {
+    private func validated(_ new: NewEvent, sessionEvent: Bool) throws -> (payload: String, notBeforeMs: Int64) {
         guard !new.entityType.isEmpty, !new.entityID.isEmpty, !new.scope.isEmpty else {
             throw EventLogError.invalidEvent("entity_type, entity_id and scope must not be empty")
         }
@@ -105,6 +113,13 @@ extension EventLog {
         }
         guard case .object = payload else { throw EventLogError.invalidEvent("payload must be a JSON object") }
         let canonical = payload.canonicalText
+        if let type = payload["type"]?.stringValue, SessionEvent.types.contains(type) != sessionEvent {
+            throw EventLogError.invalidEvent(
+                sessionEvent
+                    ? "\(type) is not a session event"
+                    : "\(type) is a session event: claim and release entities instead (docs/sessions.md)")
+        }
+        if sessionEvent { return (canonical, Int64.min) }  // the session call says how late
         if payload["type"]?.stringValue == UndoneEvent.type {
             let target = try validateUndo(payload, of: EntityKey(type: new.entityType, id: new.entityID))
             return (canonical, target.timeMs &+ 1)
@@ -119,7 +134,9 @@ extension EventLog {
             throw EventLogError.invalidEvent("an Undone event needs an event_id")
         }
         let history = try entityHistory(entity).map(\.event)
-        guard let target = history.first(where: { $0.eventID == undo.eventID }) else {
+        guard let target = history.first(where: { $0.eventID == undo.eventID }),
+            SessionEvent.parse(target.payload) == nil
+        else {
             throw EventLogError.invalidEvent(
                 "\(entity.type) \(entity.id) has no event \(undo.eventID.lowercased) to undo")
         }

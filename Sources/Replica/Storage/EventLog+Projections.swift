@@ -84,15 +84,18 @@ extension EventLog {
             let stateJSON = folded.encoded()
             try db.statement(
                 """
-                UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?, last_offset = ?
+                UPDATE entities
+                SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?, last_offset = ?, holder = ?
                 WHERE id = ?
                 """
             ).run([
                 .text(stateJSON), .int(folded.lastKey.timeMs), .int(Int64(folded.lastKey.seq)),
-                .uuid(folded.lastKey.eventID), .int(head), .int(entityRow),
+                .uuid(folded.lastKey.eventID), .int(head), folded.holder.map { .text($0) } ?? .null, .int(entityRow),
             ])
             writtenRows.store(
-                WrittenRows.Entry(stateJSON: stateJSON, state: folded.state, lastKey: folded.lastKey, lastOffset: head),
+                WrittenRows.Entry(
+                    stateJSON: stateJSON, state: folded.state, lastKey: folded.lastKey, lastOffset: head,
+                    holder: folded.holder),
                 for: entityRow)
         }
         for offset in current.poisonOffsets.sorted() {
@@ -160,28 +163,41 @@ extension EventLog {
         let events = newEvents.events
         var poisonIDs: [UUID] = []
         if let base, events[0].orderKey > base.lastKey,
-            !events.contains(where: { UndoneEvent.parse($0.payload) != nil })
+            !events.contains(where: { UndoneEvent.parse($0.payload) != nil || SessionEvent.parse($0.payload) != nil })
         {
-            let state = domain.apply(events, to: base.state, poison: &poisonIDs)
+            // On top of the stored state; while someone holds the entity, only their events apply.
+            var applied = events
+            if let holder = base.holder {
+                applied = events.filter { $0.writer.hasSameUTF8(as: holder) }
+                poisonIDs += events.filter { !$0.writer.hasSameUTF8(as: holder) && !domain.decodes($0.payload) }
+                    .map(\.eventID)
+            }
+            let state = domain.apply(applied, to: base.state, poison: &poisonIDs)
             record(poisonIDs, in: events, offsets: newEvents.offsets, into: &poison)
-            return FoldedEntity(domain: domain, state: state, lastKey: events[events.count - 1].orderKey)
+            return FoldedEntity(
+                domain: domain, state: state, lastKey: events[events.count - 1].orderKey, holder: base.holder)
         }
         var history = newEvents
         if let head {
             let stored = try entityHistory(head: head)
             history = NewlyStored(stored.map(\.event), offsets: stored.map(\.offset))
         }
-        let needsResolving = history.events.contains { $0.feed.isThinClient || UndoneEvent.parse($0.payload) != nil }
+        let needsResolving = history.events.contains {
+            $0.feed.isThinClient || UndoneEvent.parse($0.payload) != nil || SessionEvent.mayBe($0.payload)
+        }
         let resolution =
             needsResolving
             ? Fold.resolve(inCanonicalOrder: history.events) : Fold.Resolution(effective: history.events)
         let state = domain.apply(
             resolution.effective, to: domain.state(entityID: events[0].entityID, from: nil), poison: &poisonIDs)
-        // Poison is a property of the event, undone or not, so that every
+        // Poison is a property of the event, undone, dropped or not, so that every
         // replica counts the same whatever order undo and target arrived in.
-        poisonIDs += resolution.cancelled.filter { !domain.decodes($0.payload) }.map(\.eventID)
+        poisonIDs += (resolution.cancelled + resolution.dropped.map(\.event)).filter { !domain.decodes($0.payload) }
+            .map(\.eventID)
         record(poisonIDs, in: history.events, offsets: history.offsets, into: &poison)
-        return FoldedEntity(domain: domain, state: state, lastKey: history.events[history.events.count - 1].orderKey)
+        return FoldedEntity(
+            domain: domain, state: state, lastKey: history.events[history.events.count - 1].orderKey,
+            holder: resolution.session.holder)
     }
 
     private func record(_ poisonIDs: [UUID], in events: [Event], offsets: [Int64], into poison: inout Set<Int64>) {
@@ -190,14 +206,22 @@ extension EventLog {
         for (event, offset) in zip(events, offsets) where ids.contains(event.eventID) { poison.insert(offset) }
     }
 
+    /// Inside a transaction, after `syncPending()`: the writer holding an
+    /// entity of a folded type after its newest event; nil when it is free.
+    func holder(entityRow: Int64, domain: Domain) throws -> String? {
+        if let folded = pending?.states[entityRow] { return folded.holder }
+        return try storedFold(entityRow, domain: domain)?.holder
+    }
+
     /// The projection row of an entity as stored, decoded.
     private func storedFold(_ entityRow: Int64, domain: Domain) throws -> FoldedEntity? {
         if let row = writtenRows.entry(entityRow) {
-            return FoldedEntity(domain: domain, state: row.state, lastKey: row.lastKey, stateJSON: row.stateJSON)
+            return FoldedEntity(
+                domain: domain, state: row.state, lastKey: row.lastKey, stateJSON: row.stateJSON, holder: row.holder)
         }
         let statement = try db.statement(
             """
-            SELECT state, last_time_ms, last_seq, last_event_id, entity_id, last_offset
+            SELECT state, last_time_ms, last_seq, last_event_id, entity_id, last_offset, holder
             FROM entities WHERE id = ? AND state IS NOT NULL
             """)
         try statement.bind([.int(entityRow)])
@@ -205,11 +229,12 @@ extension EventLog {
         let key = EventOrderKey(timeMs: statement.int64(1), seq: UInt64(statement.int64(2)), eventID: eventID)
         let stateJSON = statement.text(0)
         let state = domain.state(entityID: statement.text(4), from: stateJSON)
+        let holder = statement.isNull(6) ? nil : statement.text(6)
         writtenRows.store(
             WrittenRows.Entry(
                 stateJSON: stateJSON, state: state, lastKey: key,
-                lastOffset: statement.isNull(5) ? nil : statement.int64(5)),
+                lastOffset: statement.isNull(5) ? nil : statement.int64(5), holder: holder),
             for: entityRow)
-        return FoldedEntity(domain: domain, state: state, lastKey: key, stateJSON: stateJSON)
+        return FoldedEntity(domain: domain, state: state, lastKey: key, stateJSON: stateJSON, holder: holder)
     }
 }

@@ -25,6 +25,16 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
     case nothingToUndo(entityType: String, entityID: String)
     /// The entity's latest events are already `limit` undos in a row.
     case undoLimitReached(entityType: String, entityID: String, limit: Int)
+    /// Another writer holds the entity (docs/sessions.md): a write, or a
+    /// claim without takeover, is refused.
+    case entityHeld(entityType: String, entityID: String, holder: String)
+    /// This replica held the entity and `holder` took it over; `droppedOwn`
+    /// of this replica's events were not applied.
+    case takenOver(entityType: String, entityID: String, holder: String, droppedOwn: Int)
+    /// A relay granted the entity to `holder`: only a relay's grant takes it over.
+    case claimNeedsGrant(entityType: String, entityID: String, holder: String)
+    /// A release of an entity this replica does not hold (`holder` does, or nobody).
+    case notHeld(entityType: String, entityID: String, holder: String?)
     /// The disk is full; the transaction was rolled back.
     case diskFull(path: String)
     /// The storage failed otherwise: an I/O error, or a file that cannot
@@ -72,6 +82,16 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
             return "\(type) \(id) has no event to undo"
         case .undoLimitReached(let type, let id, let limit):
             return "\(type) \(id) already has \(limit) consecutive undos, the limit"
+        case .entityHeld(let type, let id, let holder):
+            return "\(type) \(id) is held by \(holder); claim it with takeover to write to it"
+        case .takenOver(let type, let id, let holder, let dropped):
+            return
+                "\(type) \(id) was taken over by \(holder); \(dropped) of this replica's writes to it were not applied"
+        case .claimNeedsGrant(let type, let id, let holder):
+            return "\(type) \(id) is held by \(holder) by a relay's grant; only a relay grants a takeover"
+        case .notHeld(let type, let id, let holder):
+            if let holder { return "\(type) \(id) is held by \(holder), not by this replica; release it with force" }
+            return "\(type) \(id) is not held by anyone"
         case .storage(let error):
             return error.description
         }

@@ -42,12 +42,17 @@ struct FoldedEntity {
     var lastKey: EventOrderKey
     /// `state` encoded, once something asked for it.
     var stateJSON: String?
+    /// The writer holding the entity after `lastKey` (`entities.holder`); nil: free.
+    var holder: String?
 
-    init(domain: Domain, state: any Sendable, lastKey: EventOrderKey, stateJSON: String? = nil) {
+    init(
+        domain: Domain, state: any Sendable, lastKey: EventOrderKey, stateJSON: String? = nil, holder: String? = nil
+    ) {
         encode = domain.encodeState
         self.state = state
         self.lastKey = lastKey
         self.stateJSON = stateJSON
+        self.holder = holder
     }
 
     /// The canonical JSON of the state, encoded once.

@@ -9,7 +9,7 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1, version2, version3]
+    static let migrations: [String] = [version1, version2, version3, version4]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -119,5 +119,12 @@ enum Schema {
         INSERT OR IGNORE INTO thin_client_events (event_id, local_offset)
         SELECT e.event_id, e.local_offset FROM events e JOIN feeds f ON f.id = e.feed
         WHERE instr(f.replica_id, '@') > 0 ORDER BY e.local_offset;
+        """
+
+    /// Version 4: single-writer sessions (docs/sessions.md). `holder` is
+    /// the writer holding the entity after its folded events, NULL when it
+    /// is free; no earlier build wrote session events, so every row is free.
+    private static let version4 = """
+        ALTER TABLE entities ADD COLUMN holder TEXT;
         """
 }

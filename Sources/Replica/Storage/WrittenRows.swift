@@ -16,6 +16,7 @@ struct WrittenRows {
         var state: any Sendable
         var lastKey: EventOrderKey
         var lastOffset: Int64?
+        var holder: String?
     }
 
     /// Entries per generation; at most twice this many are held.

@@ -1,0 +1,163 @@
+import Foundation
+
+/// Single-writer sessions (docs/sessions.md): claim an entity, take it
+/// over, release it, and read what sessions dropped.
+///
+/// ```swift
+/// try log.claim(entityType: "item", entityID: "match-7")
+/// try log.append(NewEvent(item: "match-7", .renamed(name: "3:2")))   // refused while another holds it
+/// let dropped = try log.session(entityType: "item", entityID: "match-7").dropped
+/// ```
+extension EventLog {
+    /// What sessions decided for one entity, as this replica holds it.
+    public func session(entityType: String, entityID: String) throws -> EntitySession {
+        try read {
+            try syncPending()
+            return try session(of: EntityKey(type: entityType, id: entityID))
+        }
+    }
+
+    /// Claims an entity optimistically (no relay): appends a `Claimed`. A
+    /// claim of an entity this replica holds appends nothing and returns
+    /// the standing claim. Another's claim is taken over only with
+    /// `takeover`, and never a relay's grant (which needs a relay).
+    @discardableResult
+    public func claim(
+        entityType: String, entityID: String, takeover: Bool = false, scope: String = FeedID.defaultScope
+    ) throws -> StoredEvent {
+        try write {
+            try syncPending()
+            let entity = EntityKey(type: entityType, id: entityID)
+            let (state, history) = try sessionState(of: entity)
+            if state.holder.map({ $0.hasSameUTF8(as: replicaID) }) == true,
+                let standing = history.first(where: { $0.event.eventID == state.claim })
+            {
+                return standing
+            }
+            if let holder = state.holder {
+                if state.granted { throw EventLogError.claimNeedsGrant(entityType: entityType, entityID: entityID, holder: holder) }
+                if !takeover { throw EventLogError.entityHeld(entityType: entityType, entityID: entityID, holder: holder) }
+            }
+            return try appendSessionEvent(.claimed(after: state.claim), to: entity, scope: scope)
+        }
+    }
+
+    /// Asks the relays for a claim: appends a `ClaimRequested` naming the
+    /// claim it takes over. The answer arrives as a relay's `ClaimGranted`
+    /// or `ClaimRefused` (`session(...).request(id)`).
+    @discardableResult
+    public func requestClaim(
+        entityType: String, entityID: String, takeover: Bool = false, scope: String = FeedID.defaultScope
+    ) throws -> StoredEvent {
+        try write {
+            try syncPending()
+            let entity = EntityKey(type: entityType, id: entityID)
+            let (state, _) = try sessionState(of: entity)
+            if let holder = state.holder, !holder.hasSameUTF8(as: replicaID), !takeover {
+                throw EventLogError.entityHeld(entityType: entityType, entityID: entityID, holder: holder)
+            }
+            return try appendSessionEvent(.claimRequested(after: state.claim), to: entity, scope: scope)
+        }
+    }
+
+    /// A relay's answer to a claim request: a `ClaimGranted` when the entity
+    /// is free, the requester's, or held by exactly the claim the request
+    /// names, else a `ClaimRefused` naming the holder. Nil when the request
+    /// is answered already (by any relay) or is not a request.
+    @discardableResult
+    public func answerClaimRequest(_ request: Event) throws -> StoredEvent? {
+        guard case .claimRequested(let after) = SessionEvent.parse(request.payload) else { return nil }
+        return try write {
+            try syncPending()
+            let entity = EntityKey(type: request.entityType, id: request.entityID)
+            let report = try session(of: entity)
+            guard let held = report.request(request.eventID), held.answer == nil else { return nil }
+            let state = report.state
+            let requester = request.writer
+            let answer: SessionEvent
+            if let holder = state.holder, !holder.hasSameUTF8(as: requester), after != state.claim {
+                answer = .claimRefused(request: request.eventID, holder: holder)
+            } else {
+                answer = .claimGranted(request: request.eventID, holder: requester, after: state.claim)
+            }
+            return try appendSessionEvent(answer, to: entity, scope: request.feed.scope)
+        }
+    }
+
+    /// Ends a session: by this replica when it holds the entity, or, with
+    /// `force`, for whoever holds it (an operator's action for a lost device).
+    @discardableResult
+    public func release(
+        entityType: String, entityID: String, force: Bool = false, scope: String = FeedID.defaultScope
+    ) throws -> StoredEvent {
+        try write {
+            try syncPending()
+            let entity = EntityKey(type: entityType, id: entityID)
+            let (state, _) = try sessionState(of: entity)
+            guard let holder = state.holder else {
+                throw EventLogError.notHeld(entityType: entityType, entityID: entityID, holder: nil)
+            }
+            let mine = holder.hasSameUTF8(as: replicaID)
+            guard mine || force else {
+                throw EventLogError.notHeld(entityType: entityType, entityID: entityID, holder: holder)
+            }
+            return try appendSessionEvent(.released(forcedHolder: mine ? nil : holder), to: entity, scope: scope)
+        }
+    }
+
+    /// The claim requests stored after local offset `offset`, in arrival
+    /// order, at most `limit`: what a relay answers.
+    public func claimRequests(after offset: Int64, limit: Int) throws -> [StoredEvent] {
+        try read {
+            try storedEvents(
+                """
+                WHERE e.local_offset > ? AND e.payload LIKE '%"ClaimRequested"%'
+                ORDER BY e.local_offset LIMIT ?
+                """, [.int(offset), .int(Int64(limit))]
+            ).filter {
+                if case .claimRequested = SessionEvent.parse($0.event.payload) { return true }
+                return false
+            }
+        }
+    }
+
+    // MARK: - Inside a transaction
+
+    /// Inside a transaction, after `syncPending()`: the session report of one entity.
+    func session(of entity: EntityKey) throws -> EntitySession {
+        EntitySession(entityType: entity.type, entityID: entity.id, history: try entityHistory(entity).map(\.event))
+    }
+
+    private func sessionState(of entity: EntityKey) throws -> (SessionState, [StoredEvent]) {
+        let history = try entityHistory(entity)
+        let resolution = SessionFold.resolve(inCanonicalOrder: Fold.withoutRepeatedThinClientCopies(history.map(\.event)))
+        return (resolution.state, history)
+    }
+
+    /// Appends a session event that sorts after every event of the entity
+    /// held here, so that the claim it names precedes it on every replica
+    /// (a clock far ahead, which the local clock does not follow, included).
+    private func appendSessionEvent(_ event: SessionEvent, to entity: EntityKey, scope: String) throws -> StoredEvent {
+        let newest = try entityHistory(entity).last?.event.timeMs ?? Int64.min
+        return try appendInTransaction(
+            [NewEvent(entityType: entity.type, entityID: entity.id, payload: event.payload, scope: scope)],
+            sessionNotBeforeMs: newest == Int64.min ? newest : newest + 1)[0]
+    }
+
+    /// Inside a write transaction, after `syncPending()`: refuses a local
+    /// domain event or undo for an entity another writer holds, naming the
+    /// holder and how many of this replica's own events sessions dropped.
+    func checkHolder(of entity: EntityKey, entityRow: Int64) throws {
+        guard let domain = domains[entity.type], let holder = try holder(entityRow: entityRow, domain: domain),
+            !holder.hasSameUTF8(as: replicaID)
+        else { return }
+        let report = try session(of: entity)
+        let takenOver = report.claims.contains { $0.refusal == nil && $0.claimant.hasSameUTF8(as: replicaID) }
+        if takenOver {
+            throw EventLogError.takenOver(
+                entityType: entity.type, entityID: entity.id, holder: holder,
+                droppedOwn: report.droppedCount(of: replicaID))
+        }
+        throw EventLogError.entityHeld(entityType: entity.type, entityID: entity.id, holder: holder)
+    }
+}
