@@ -105,7 +105,7 @@ struct SessionFoldTests {
         let events: [SessionEvent] = [
             .claimed(after: nil), .claimed(after: UUID()), .claimRequested(after: UUID()),
             .claimGranted(request: request, holder: "B", after: nil), .claimRefused(request: request, holder: "A"),
-            .released(forcedHolder: nil), .released(forcedHolder: "A"),
+            .claimRefused(request: request, holder: nil), .released(forcedHolder: nil), .released(forcedHolder: "A"),
         ]
         for event in events { #expect(SessionEvent.parse(event.payload) == event) }
         #expect(SessionEvent.parse(#"{"type":"ClaimGranted","holder":"B"}"#) == nil)

@@ -73,8 +73,12 @@ struct SessionTests {
         #expect(try a.stateHash() == b.stateHash())
         #expect(try b.stateHash() == c.stateHash())
         // a now learns it was taken over and refuses further writes, naming b and its two lost writes.
-        #expect(refusal { try write(a, 4) } == EventLogError.takenOver(entityType: "item", entityID: "m1", holder: "b", droppedOwn: 2).description)
-        #expect(refusal { try write(c, 4) } == EventLogError.entityHeld(entityType: "item", entityID: "m1", holder: "b").description)
+        #expect(
+            refusal { try write(a, 4) }
+                == EventLogError.takenOver(entityType: "item", entityID: "m1", holder: "b", droppedOwn: 2).description)
+        #expect(
+            refusal { try write(c, 4) }
+                == EventLogError.entityHeld(entityType: "item", entityID: "m1", holder: "b").description)
         #expect(try a.eventCount() == b.eventCount())
     }
 
@@ -118,11 +122,14 @@ struct SessionTests {
             #expect(report.state.holder == "b")
             #expect(report.state.granted)
             #expect(report.request(requestB.event.eventID)?.grantStood == true)
-            #expect(SessionEvent.parse(try #require(report.request(requestA.event.eventID)?.answer).payload)
-                == .claimRefused(request: requestA.event.eventID, holder: "b"))
+            #expect(
+                SessionEvent.parse(try #require(report.request(requestA.event.eventID)?.answer).payload)
+                    == .claimRefused(request: requestA.event.eventID, holder: "b"))
         }
         // An optimistic claim cannot take over a grant.
-        #expect(refusal { try a.claim(entityType: Item.entityType, entityID: "m1", takeover: true) } == EventLogError.claimNeedsGrant(entityType: "item", entityID: "m1", holder: "b").description)
+        #expect(
+            refusal { try a.claim(entityType: Item.entityType, entityID: "m1", takeover: true) }
+                == EventLogError.claimNeedsGrant(entityType: "item", entityID: "m1", holder: "b").description)
     }
 
     @Test("Two relays cut off from each other both grant: the fold keeps the first grant on every replica")
@@ -150,12 +157,16 @@ struct SessionTests {
         let (a, ops) = (try makeLog("a"), try makeLog("ops"))
         try a.claim(entityType: Item.entityType, entityID: "m1")
         try sync(a, to: ops)
-        #expect(refusal { try ops.release(entityType: Item.entityType, entityID: "m1") } == EventLogError.notHeld(entityType: "item", entityID: "m1", holder: "a").description)
+        #expect(
+            refusal { try ops.release(entityType: Item.entityType, entityID: "m1") }
+                == EventLogError.notHeld(entityType: "item", entityID: "m1", holder: "a").description)
         try ops.release(entityType: Item.entityType, entityID: "m1", force: true)
         try write(ops, 7)
         #expect(try session(ops).state == .free)
         #expect(try ops.projection(Item.self, id: "m1")?.quantity == 7)
-        #expect(refusal { try ops.release(entityType: Item.entityType, entityID: "m1", force: true) } == EventLogError.notHeld(entityType: "item", entityID: "m1", holder: nil).description)
+        #expect(
+            refusal { try ops.release(entityType: Item.entityType, entityID: "m1", force: true) }
+                == EventLogError.notHeld(entityType: "item", entityID: "m1", holder: nil).description)
     }
 
     @Test("Undo inside a session: the holder's undos count to the limit, another's undo is refused")
@@ -166,22 +177,28 @@ struct SessionTests {
         for quantity in 1...3 { try write(a, Int64(quantity)) }
         try a.undo(entityType: Item.entityType, entityID: "m1")
         try a.undo(entityType: Item.entityType, entityID: "m1")
-        #expect(refusal { try a.undo(entityType: Item.entityType, entityID: "m1") } == EventLogError.undoLimitReached(entityType: "item", entityID: "m1", limit: 2).description)
+        #expect(
+            refusal { try a.undo(entityType: Item.entityType, entityID: "m1") }
+                == EventLogError.undoLimitReached(entityType: "item", entityID: "m1", limit: 2).description)
         #expect(try a.projection(Item.self, id: "m1")?.quantity == 1)
         try sync(a, to: b)
-        #expect(refusal { try b.undo(entityType: Item.entityType, entityID: "m1") } == EventLogError.entityHeld(entityType: "item", entityID: "m1", holder: "a").description)
+        #expect(
+            refusal { try b.undo(entityType: Item.entityType, entityID: "m1") }
+                == EventLogError.entityHeld(entityType: "item", entityID: "m1", holder: "a").description)
     }
 
     @Test("Session events go through claim and release, never a plain append; a claim cannot be undone")
     func sessionEventsAreNotPlainEvents() throws {
         let a = try makeLog("a")
         #expect(throws: EventLogError.self) {
-            try a.append(NewEvent(entityType: "item", entityID: "m1", payload: SessionEvent.claimed(after: nil).payload))
+            try a.append(
+                NewEvent(entityType: "item", entityID: "m1", payload: SessionEvent.claimed(after: nil).payload))
         }
         let claim = try a.claim(entityType: Item.entityType, entityID: "m1")
         #expect(try a.claim(entityType: Item.entityType, entityID: "m1") == claim)  // holding already: nothing new
         #expect(throws: EventLogError.self) {
-            try a.append(NewEvent(entityType: "item", entityID: "m1", payload: Fixtures.undonePayload(claim.event.eventID)))
+            try a.append(
+                NewEvent(entityType: "item", entityID: "m1", payload: Fixtures.undonePayload(claim.event.eventID)))
         }
     }
 

@@ -15,8 +15,9 @@ public enum SessionEvent: Sendable, Hashable {
     case claimRequested(after: UUID?)
     /// A relay's grant of the request `request` to `holder`.
     case claimGranted(request: UUID, holder: String, after: UUID?)
-    /// A relay's refusal of the request `request`: `holder` holds the entity.
-    case claimRefused(request: UUID, holder: String)
+    /// A relay's refusal of the request `request`: `holder` holds the
+    /// entity, or, nil, the request waited too long for an answer.
+    case claimRefused(request: UUID, holder: String?)
     /// The end of a session: by its holder (`forcedHolder` nil), or forced
     /// by an operator for the holder named (a lost device).
     case released(forcedHolder: String?)
@@ -47,7 +48,7 @@ public enum SessionEvent: Sendable, Hashable {
             if let after { object["after"] = .string(after.lowercased) }
         case .claimRefused(let request, let holder):
             object["request"] = .string(request.lowercased)
-            object["holder"] = .string(holder)
+            if let holder { object["holder"] = .string(holder) }
         case .released(let forcedHolder):
             if let forcedHolder {
                 object["forced"] = .bool(true)
@@ -65,20 +66,12 @@ public enum SessionEvent: Sendable, Hashable {
         markers.contains { payload.utf8.contains(subsequence: $0) }
     }
 
-    /// The session event in `payload`, or nil when it is something else. A
-    /// payload with a session `type` but missing or malformed fields is not
-    /// one: `isMalformed` tells those apart.
+    /// The session event in `payload`, or nil when it is something else
+    /// (a payload with a session `type` but malformed fields is none: the
+    /// fold treats it as the domain would, as poison for a folded type).
     public static func parse(_ payload: String) -> SessionEvent? {
         guard mayBe(payload), let value = try? JSONValue.parse(payload) else { return nil }
         return parse(value)
-    }
-
-    /// True when `payload` names a session `type` but is not a valid one.
-    static func isMalformed(_ payload: String) -> Bool {
-        guard mayBe(payload), let value = try? JSONValue.parse(payload),
-            let type = value["type"]?.stringValue, types.contains(type)
-        else { return false }
-        return parse(value) == nil
     }
 
     static func parse(_ value: JSONValue) -> SessionEvent? {
@@ -106,8 +99,8 @@ public enum SessionEvent: Sendable, Hashable {
             }
             return .claimGranted(request: request, holder: holder, after: after)
         case "ClaimRefused":
-            guard let request = id("request") ?? nil, let holder = text("holder") else { return nil }
-            return .claimRefused(request: request, holder: holder)
+            guard let request = id("request") ?? nil else { return nil }
+            return .claimRefused(request: request, holder: text("holder"))
         case "Released":
             if object["forced"] == .bool(true) {
                 guard let holder = text("holder") else { return nil }

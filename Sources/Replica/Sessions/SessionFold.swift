@@ -44,11 +44,14 @@ enum SessionFold {
             switch session {
             case .claimed(let after):
                 let refusal = state.refusal(ofClaimBy: event.writer, after: after, isGrant: false)
-                resolution.claims.append(ClaimOutcome(event: event, claimant: event.writer, refusal: refusal))
+                resolution.claims.append(
+                    ClaimOutcome(
+                        event: event, claimant: event.writer, refusal: refusal, previousHolder: state.holder))
                 if refusal == nil { state = SessionState(holder: event.writer, claim: event.eventID, granted: false) }
             case .claimGranted(_, let holder, let after):
                 let refusal = state.refusal(ofClaimBy: holder, after: after, isGrant: true)
-                resolution.claims.append(ClaimOutcome(event: event, claimant: holder, refusal: refusal))
+                resolution.claims.append(
+                    ClaimOutcome(event: event, claimant: holder, refusal: refusal, previousHolder: state.holder))
                 if refusal == nil { state = SessionState(holder: holder, claim: event.eventID, granted: true) }
             case .released(let forcedHolder):
                 if let holder = state.holder, holder.hasSameUTF8(as: forcedHolder ?? event.writer) { state = .free }

@@ -61,4 +61,12 @@ public struct ClaimOutcome: Sendable, Hashable {
     public var claimant: String
     /// Nil when the claim stood, else why it did not.
     public var refusal: String?
+    /// Who held the entity just before the claim.
+    public var previousHolder: String?
+
+    /// True when the claim stood and took the entity from `writer`.
+    public func tookOver(from writer: String) -> Bool {
+        refusal == nil && previousHolder.map { $0.hasSameUTF8(as: writer) } == true
+            && !claimant.hasSameUTF8(as: writer)
+    }
 }

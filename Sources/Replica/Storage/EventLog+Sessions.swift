@@ -35,8 +35,12 @@ extension EventLog {
                 return standing
             }
             if let holder = state.holder {
-                if state.granted { throw EventLogError.claimNeedsGrant(entityType: entityType, entityID: entityID, holder: holder) }
-                if !takeover { throw EventLogError.entityHeld(entityType: entityType, entityID: entityID, holder: holder) }
+                if state.granted {
+                    throw EventLogError.claimNeedsGrant(entityType: entityType, entityID: entityID, holder: holder)
+                }
+                if !takeover {
+                    throw EventLogError.entityHeld(entityType: entityType, entityID: entityID, holder: holder)
+                }
             }
             return try appendSessionEvent(.claimed(after: state.claim), to: entity, scope: scope)
         }
@@ -62,10 +66,11 @@ extension EventLog {
 
     /// A relay's answer to a claim request: a `ClaimGranted` when the entity
     /// is free, the requester's, or held by exactly the claim the request
-    /// names, else a `ClaimRefused` naming the holder. Nil when the request
-    /// is answered already (by any relay) or is not a request.
+    /// names, else a `ClaimRefused` naming the holder; with `expired`, a
+    /// `ClaimRefused` naming no one (the request waited too long). Nil when
+    /// the request is answered already (by any relay) or is not a request.
     @discardableResult
-    public func answerClaimRequest(_ request: Event) throws -> StoredEvent? {
+    public func answerClaimRequest(_ request: Event, expired: Bool = false) throws -> StoredEvent? {
         guard case .claimRequested(let after) = SessionEvent.parse(request.payload) else { return nil }
         return try write {
             try syncPending()
@@ -75,7 +80,9 @@ extension EventLog {
             let state = report.state
             let requester = request.writer
             let answer: SessionEvent
-            if let holder = state.holder, !holder.hasSameUTF8(as: requester), after != state.claim {
+            if expired {
+                answer = .claimRefused(request: request.eventID, holder: nil)
+            } else if let holder = state.holder, !holder.hasSameUTF8(as: requester), after != state.claim {
                 answer = .claimRefused(request: request.eventID, holder: holder)
             } else {
                 answer = .claimGranted(request: request.eventID, holder: requester, after: state.claim)
@@ -130,7 +137,8 @@ extension EventLog {
 
     private func sessionState(of entity: EntityKey) throws -> (SessionState, [StoredEvent]) {
         let history = try entityHistory(entity)
-        let resolution = SessionFold.resolve(inCanonicalOrder: Fold.withoutRepeatedThinClientCopies(history.map(\.event)))
+        let resolution = SessionFold.resolve(
+            inCanonicalOrder: Fold.withoutRepeatedThinClientCopies(history.map(\.event)))
         return (resolution.state, history)
     }
 
@@ -152,7 +160,7 @@ extension EventLog {
             !holder.hasSameUTF8(as: replicaID)
         else { return }
         let report = try session(of: entity)
-        let takenOver = report.claims.contains { $0.refusal == nil && $0.claimant.hasSameUTF8(as: replicaID) }
+        let takenOver = report.claims.contains { $0.tookOver(from: replicaID) }
         if takenOver {
             throw EventLogError.takenOver(
                 entityType: entity.type, entityID: entity.id, holder: holder,
