@@ -9,6 +9,7 @@ let commands: [Command] = [
     [PeersCommand.command],
     ThinClientCommands.all,
     ItemCommands.all,
+    SessionCommands.all,
     ReadCommands.all,
     TransferCommands.all,
     [CheckCommand.command],

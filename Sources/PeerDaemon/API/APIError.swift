@@ -7,15 +7,18 @@ struct APIError: Error {
     var message: String
     /// For a refused batch (`POST /events`): the position of the event that was refused.
     var index: Int?
+    /// More fields of the error object, e.g. the `holder` of a claimed entity.
+    var details: [String: JSONValue] = [:]
 
-    init(_ status: Int, _ code: String, _ message: String, index: Int? = nil) {
+    init(_ status: Int, _ code: String, _ message: String, index: Int? = nil, details: [String: JSONValue] = [:]) {
         self.status = status
         self.code = code
         self.message = message
         self.index = index
+        self.details = details
     }
 
-    var response: HTTPResponse { .error(status, code, message, index: index) }
+    var response: HTTPResponse { .error(status, code, message, index: index, details: details) }
 
     static func badRequest(_ message: String) -> APIError { APIError(400, "bad_request", message) }
     static func notFound(_ message: String) -> APIError { APIError(404, "not_found", message) }
@@ -31,6 +34,16 @@ struct APIError: Error {
         case let error as ThinClientBatchError: return APIError(422, "invalid_event", "\(error)", index: error.index)
         case EventLogError.nothingToUndo, EventLogError.undoLimitReached:
             return APIError(422, "cannot_undo", "\(error)")
+        case EventLogError.entityHeld(_, _, let holder):
+            return APIError(409, "entity_held", "\(error)", details: ["holder": .string(holder)])
+        case EventLogError.takenOver(_, _, let holder, let dropped):
+            return APIError(
+                409, "taken_over", "\(error)",
+                details: ["holder": .string(holder), "dropped_own": .int(Int64(dropped))])
+        case EventLogError.claimNeedsGrant(_, _, let holder):
+            return APIError(409, "claim_needs_grant", "\(error)", details: ["holder": .string(holder)])
+        case EventLogError.notHeld(_, _, let holder):
+            return APIError(409, "not_holder", "\(error)", details: ["holder": holder.map { .string($0) } ?? .null])
         case let error as EventLogError where error.storageFault?.kind == .diskFull:
             return APIError(507, "disk_full", "\(error)")
         case let error as EventLogError where error.storageFault != nil:

@@ -9,7 +9,9 @@ import Replica
 /// data: {"event":{…event JSON…},"projection":{…item…}}
 /// ```
 ///
-/// then `.later` until the next store: `ChangeSignal` wakes the stream,
+/// and after a claim that took an entity from this replica, an
+/// `event: taken_over` with the new holder and how many of this replica's
+/// events were not applied; then `.later` until the next store: `ChangeSignal` wakes the stream,
 /// and the server's tick pulls it every second, so it also finds events
 /// another process wrote. Each pull with nothing pending reads the log
 /// once. A comment line every `keepaliveSeconds` keeps
@@ -108,7 +110,30 @@ final class ChangeStream: ResponseStream, @unchecked Sendable {
                 : "null"
             text += "id: \(stored.offset)\nevent: event\ndata: {\"event\":\(EventJSON.line(for: stored)),"
             text += "\"projection\":\(projection)}\n\n"
+            if let takeover = try takeover(of: log.replicaID, by: event, in: log) {
+                text += "id: \(stored.offset)\nevent: taken_over\ndata: \(takeover)\n\n"
+            }
         }
         return (text, last.offset)
+    }
+
+    /// When `event` is a claim that took an entity from `replica`: the
+    /// `taken_over` data (docs/http-api.md, "GET /changes").
+    private func takeover(of replica: String, by event: Event, in log: EventLog) throws -> String? {
+        switch SessionEvent.parse(event.payload) {
+        case .claimed, .claimGranted: break
+        default: return nil
+        }
+        let session = try log.session(entityType: event.entityType, entityID: event.entityID)
+        guard let claim = session.claims.first(where: { $0.event.eventID == event.eventID }),
+            claim.tookOver(from: replica)
+        else { return nil }
+        let data: JSONValue = .object([
+            "entity_type": .string(event.entityType), "entity_id": .string(event.entityID),
+            "holder": .string(claim.claimant), "previous_holder": .string(replica),
+            "claim": .string(event.eventID.uuidString.lowercased()),
+            "dropped_own": .int(Int64(session.droppedCount(of: replica))),
+        ])
+        return data.canonicalText
     }
 }

@@ -31,6 +31,7 @@ final class DaemonAPI: @unchecked Sendable {
     let settings: Settings
     let metrics: DaemonMetrics
     let doubleTaps: DoubleTapFilter
+    let claims: ClaimDesk
     private let log: @Sendable (LogRecord) -> Void
     private let lock = NSLock()
     private var stopping = false
@@ -40,6 +41,9 @@ final class DaemonAPI: @unchecked Sendable {
         settings: Settings, metrics: DaemonMetrics, log: @escaping @Sendable (LogRecord) -> Void
     ) {
         self.log = log
+        self.claims = ClaimDesk(
+            storage: storage, reads: reads, changes: changes, isRelay: settings.role == "relay",
+            relaysConnected: { service.connectedRelays() })
         self.service = service
         self.storage = storage
         self.reads = reads
@@ -103,6 +107,8 @@ final class DaemonAPI: @unchecked Sendable {
         case "items" where segments.count == 3 && segments[2] == "undo":
             try allow("POST")
             return try undoItem(id: segments[1], request)
+        case "entities" where segments.count == 4:
+            return try sessionRoute(request, type: segments[1], id: segments[2], action: segments[3])
         case "events" where segments.count == 1:
             try allow("GET", "POST")
             return request.method == "GET" ? try thinClientPage(request) : try pushThinClientEvents(request)
@@ -142,10 +148,16 @@ final class DaemonAPI: @unchecked Sendable {
         let authorization = request.headers["authorization"]
         if let token = settings.token, Self.authorized(authorization, token: token) { return nil }
         if let device = deviceName(authorization) {
-            guard request.segments == ["events"], request.method == "GET" || request.method == "POST" else {
+            let thinClientProtocol =
+                request.segments == ["events"] && (request.method == "GET" || request.method == "POST")
+            let sessionRead =
+                request.method == "GET" && request.segments.count == 4 && request.segments[0] == "entities"
+                && ["session", "dropped"].contains(request.segments[3])
+            guard thinClientProtocol || sessionRead else {
                 return APIError(
                     403, "forbidden",
-                    "the device token of \(device) may only call POST /events and GET /events (the thin-client protocol)"
+                    "the device token of \(device) may only call POST /events and GET /events (the thin-client "
+                        + "protocol) and read sessions (GET /entities/{type}/{id}/session and …/dropped)"
                 ).response
             }
             return nil

@@ -57,6 +57,13 @@ enum DaemonRuntime {
         let gossip = try GossipService(
             storage: storage, clusterKey: clusterKey, configuration: configuration, logger: logger.write)
         let port = try gossip.start()
+        let grantor =
+            settings.relay
+            ? ClaimGrantor(
+                storage: storage, replicaID: storage.replicaID, relaysConnected: { gossip.connectedRelays() },
+                log: logger.write) : nil
+        grantor?.start()
+        defer { grantor?.stop() }
 
         var http: HTTPAPIService?
         var httpAddress: String?

@@ -24,12 +24,16 @@ struct HTTPResponse: Sendable {
         json(status, CanonicalJSON.text(of: value))
     }
 
-    /// `{"error":{"code":…,"message":…}}` with `status`, and `"index":N` when given.
-    static func error(_ status: Int, _ code: String, _ message: String, index: Int? = nil) -> HTTPResponse {
-        let position = index.map { ",\"index\":\($0)" } ?? ""
-        return json(
-            status,
-            "{\"error\":{\"code\":\(EventJSON.quoted(code)),\"message\":\(EventJSON.quoted(message))\(position)}}")
+    /// `{"error":{"code":…,"message":…}}` with `status`, `"index":N` when
+    /// given, and the `details` as more fields of the error object.
+    static func error(
+        _ status: Int, _ code: String, _ message: String, index: Int? = nil, details: [String: JSONValue] = [:]
+    ) -> HTTPResponse {
+        var object = details
+        object["code"] = .string(code)
+        object["message"] = .string(message)
+        if let index { object["index"] = .int(Int64(index)) }
+        return json(status, "{\"error\":\(JSONValue.object(object).canonicalText)}")
     }
 
     static func text(_ status: Int, _ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {

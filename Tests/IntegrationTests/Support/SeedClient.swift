@@ -40,7 +40,8 @@ final class SeedClient {
     var token: String?
     private(set) var entries: [Descriptor] = []
     private(set) var pulled: Int64?
-    private var clockMs: Int64 = 1_700_000_000_000
+    /// The device's clock: its events' `replica_time_ms` count on from here.
+    var clockMs: Int64 = 1_700_000_000_000
 
     init(replicaID: String, port: UInt16, token: String? = nil) {
         self.replicaID = replicaID
