@@ -222,4 +222,33 @@ struct ThinClientTests {
         #expect(ThinClientView.servedEvent(for: undo, inCanonicalOrder: history) == .created(name: "Nuts", quantity: 0))
         #expect(ThinClientView.servedEvent(for: stray, inCanonicalOrder: history) == nil)
     }
+
+    @Test("A pull skips what a session dropped: a phone's edit of an item another replica holds")
+    func pullSkipsDroppedEvents() throws {
+        let relay = try makeLog("relay")
+        let item = UUID()
+        let id = item.uuidString.lowercased()
+        try relay.acceptThinClientEvents([pushed(item, .created(name: "Match", quantity: 0), time: 10)])
+        let holder = try makeLog("ref")
+        try holder.ingest(try Fixtures.allEvents(relay).map(\.event))
+        clock.advance(by: 100)
+        try holder.claim(entityType: Item.entityType, entityID: id)
+        clock.advance(by: 10)
+        try holder.append(NewEvent(item: id, .quantityChanged(quantity: 3)))
+        try relay.ingest(try Fixtures.allEvents(holder).map(\.event))
+        let late = try relay.acceptThinClientEvents([
+            pushed(item, .quantityChanged(quantity: 7), time: clock.now + 10)
+        ])
+
+        let served = try relay.thinClientEvents(after: 0, limit: 10).map(\.event.payload)
+
+        #expect(
+            served == [
+                ItemEvent.created(name: "Match", quantity: 0).payload, ItemEvent.quantityChanged(quantity: 3).payload,
+            ])
+        #expect(
+            try relay.session(entityType: Item.entityType, entityID: id).dropped.map(\.event.eventID)
+                == late.map(\.event.eventID))
+        #expect(try relay.projection(Item.self, id: id)?.quantity == 3)
+    }
 }

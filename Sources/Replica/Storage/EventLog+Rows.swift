@@ -97,6 +97,9 @@ extension EventLog {
         let offset = db.lastInsertRowID
         pending?.heads[entityRow] = offset
         if event.feed.isThinClient { try indexThinClientEvent(event.eventID, offset: offset) }
+        if SessionEvent.mayBe(event.payload), SessionEvent.parse(event.payload) != nil {
+            try db.cached("UPDATE entities SET claimed = 1 WHERE id = ?").run([.int(entityRow)])
+        }
         return InsertedEvent(
             stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: arrivalMs), entityRow: entityRow,
             startsChain: previous == nil)

@@ -6,9 +6,10 @@ extension EventLog {
     /// them (`GET /events`, docs/relay.md): item events with a UUID entity
     /// id whose payload is one of the five Item events, undos translated
     /// (``ThinClientView``), and of an event that sits in two thin-client
-    /// feeds only the copy this node holds first. Everything else is
-    /// skipped and the page filled from later events, so an empty page
-    /// means there is nothing more to serve.
+    /// feeds only the copy this node holds first. Events a session dropped
+    /// (docs/sessions.md) and everything else are skipped and the page
+    /// filled from later events, so an empty page means there is nothing
+    /// more to serve.
     ///
     /// ```swift
     /// let page = try log.thinClientEvents(after: cursor, limit: 500)
@@ -21,8 +22,9 @@ extension EventLog {
             var served: [StoredEvent] = []
             var scanned = offset
             let chunk = max(limit, 256)
+            var dropped = DroppedIDs()
             while served.count < limit {
-                let page = try storedEvents(
+                let page = try storedEventsWithEntity(
                     """
                     WHERE e.local_offset > ? AND n.entity_type = ?
                       AND (instr(f.replica_id, '@') = 0
@@ -30,9 +32,10 @@ extension EventLog {
                     ORDER BY e.local_offset LIMIT ?
                     """, [.int(scanned), .text(Item.entityType), .int(Int64(chunk))])
                 guard let last = page.last else { break }
-                scanned = last.offset
-                for stored in page where served.count < limit {
-                    if let event = try thinClientView(of: stored) { served.append(event) }
+                scanned = last.stored.offset
+                for row in page where served.count < limit {
+                    if try dropped.contains(row, in: self) { continue }
+                    if let event = try thinClientView(of: row.stored) { served.append(event) }
                 }
                 if page.count < chunk { break }
             }
@@ -51,5 +54,25 @@ extension EventLog {
         var translated = stored
         translated.event.payload = served.payload
         return translated
+    }
+
+    /// The events sessions dropped, per claimed entity, as far as one pull
+    /// has looked: an entity never claimed costs one row read.
+    private struct DroppedIDs {
+        private var byEntity: [Int64: Set<UUID>] = [:]
+
+        mutating func contains(_ row: InsertedEvent, in log: EventLog) throws -> Bool {
+            if let ids = byEntity[row.entityRow] { return ids.contains(row.stored.event.eventID) }
+            let claimed = try log.db.cached("SELECT claimed FROM entities WHERE id = ?")
+            try claimed.bind([.int(row.entityRow)])
+            var ids: Set<UUID> = []
+            if try claimed.step(), claimed.int64(0) != 0 {
+                let entity = EntityKey(type: row.stored.event.entityType, id: row.stored.event.entityID)
+                ids = Set(try log.session(of: entity).dropped.map(\.event.eventID))
+            }
+            claimed.reset()
+            byEntity[row.entityRow] = ids
+            return ids.contains(row.stored.event.eventID)
+        }
     }
 }

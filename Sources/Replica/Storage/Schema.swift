@@ -123,8 +123,10 @@ enum Schema {
 
     /// Version 4: single-writer sessions (docs/sessions.md). `holder` is
     /// the writer holding the entity after its folded events, NULL when it
-    /// is free; no earlier build wrote session events, so every row is free.
+    /// is free; `claimed` is 1 once any session event of the entity is
+    /// stored. No earlier build wrote session events: every row is free.
     private static let version4 = """
         ALTER TABLE entities ADD COLUMN holder TEXT;
+        ALTER TABLE entities ADD COLUMN claimed INTEGER NOT NULL DEFAULT 0;
         """
 }
