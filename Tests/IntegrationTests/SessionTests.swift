@@ -224,4 +224,29 @@ struct SessionIntegrationTests {
         #expect(try phone.request("POST", "/entities/item/\(match)/claim").status == 403)
         #expect(try call(relay, "GET", "/items/\(match)").json["quantity"] == .int(0))
     }
+
+    @Test("inside a session the holder's double tap is one event and undos stop at the consecutive limit")
+    func guardsInsideASession() throws {
+        try temp.cluster("a", [])
+        let a = try Daemon.start(data: temp.url("a"))
+        defer { _ = try? a.stop() }
+        let match = try a.createItem("Match", quantity: 0)
+        #expect(try call(a, "POST", "/entities/item/\(match)/claim").status == 200)
+        let goal = #"{"type":"QuantityChanged","quantity":1}"#
+        let tap = try call(a, "POST", "/items/\(match)/events", goal)
+        let doubleTap = try call(a, "POST", "/items/\(match)/events", goal)
+        #expect(tap.status == 201 && doubleTap.status == 201)
+        #expect(tap.json["replica_event_id"] == doubleTap.json["replica_event_id"])
+        for quantity in 2...11 {
+            #expect(
+                try call(a, "POST", "/items/\(match)/events", #"{"type":"QuantityChanged","quantity":\#(quantity)}"#)
+                    .status == 201)
+        }
+        for _ in 1...10 { #expect(try call(a, "POST", "/items/\(match)/undo").status == 201) }
+        let eleventh = try call(a, "POST", "/items/\(match)/undo")
+        #expect(eleventh.status == 422)
+        #expect(eleventh.json["error"]?["code"] == .string("cannot_undo"))
+        #expect(try call(a, "GET", "/items/\(match)").json["quantity"] == .int(1))
+        #expect(try call(a, "GET", "/entities/item/\(match)/session").json["holder"] == .string(try replicaID("a")))
+    }
 }
