@@ -30,6 +30,10 @@ public struct Scenario: Sendable {
     public var appendCount = 0
     /// Of those, the share that edit one item on several replicas at once.
     public var concurrentEditShare = 0.1
+    /// Of those, the share that claim an item (some taking it over from
+    /// another replica) or release one, as single-writer sessions do; 0
+    /// leaves the workload without sessions.
+    public var claimShare = 0.0
     /// Of the items created, the share in a second scope (so a replica writes two feeds).
     public var secondScopeShare = 0.0
     /// Events each replica appends (an item it creates) at `initialEventsAtMs`,
@@ -66,7 +70,8 @@ public struct Scenario: Sendable {
     }
 
     /// The scenario of one seed of the sweep: 3–20 replicas, random fault
-    /// rates, partitions, crashes, skews, workload and sync settings.
+    /// rates, partitions, crashes, skews, workload (claims and releases in
+    /// half the seeds) and sync settings.
     public static func random(seed: UInt64, replicas: ClosedRange<Int> = 3...20) -> Scenario {
         var random = SimulationRandom(seed: seed ^ 0x5EED_0F_5EED)
         var scenario = Scenario(seed: seed, replicaCount: random.int(in: replicas))
@@ -85,6 +90,8 @@ public struct Scenario: Sendable {
         scenario.peers.maxOutbound = random.chance(0.1) ? 16 : random.int(in: 2...4)
         scenario.peers.rotateEveryMs = random.element(of: [nil, 5_000, 60_000])
         scenario.storageDelayMs = random.element(of: [nil, 0...5, 1...40])
+        // Drawn last, so that every choice above stays what the seed gave before sessions.
+        scenario.claimShare = random.chance(0.5) ? 0.2 : 0
         return scenario
     }
 
@@ -99,7 +106,7 @@ public struct Scenario: Sendable {
         return "seed \(seed): \(replicaCount) replicas, \(faultPhaseMs) ms of faults "
             + "(drop \(percent(conditions.dropProbability)), dup \(percent(conditions.duplicateProbability)), "
             + "delay \(percent(conditions.delayProbability)), \(faults.count) planned faults), "
-            + "\(appendCount) appends, batch \(session.batchEvents)x\(session.window), "
+            + "\(appendCount) appends\(claimShare > 0 ? " (claims \(percent(claimShare)))" : ""), batch \(session.batchEvents)x\(session.window), "
             + "live push \(session.livePush), max outbound \(peers.maxOutbound), "
             + "storage delay \(storageDelayMs.map { "\($0.lowerBound)-\($0.upperBound) ms" } ?? "none"), skews [\(skews)]"
     }

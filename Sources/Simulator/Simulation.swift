@@ -261,7 +261,9 @@ public final class Simulation {
             failures.append(
                 "did not converge within \(scenario.settleLimitMs) ms after the faults ended\n" + stragglerDiagnostic())
         }
-        failures += try ConvergenceCheck(simulation: self).run()
+        let check = try ConvergenceCheck(simulation: self).run()
+        failures += check.failures
+        statistics.droppedEvents = check.droppedEvents
         statistics.network = network.statistics
         statistics.forkReports = logs.forkReports.count
         statistics.warnings = logs.warnings

@@ -11,6 +11,17 @@ public struct SimulationStatistics: Sendable, Hashable {
     public var deletes = 0
     /// Steps that edited one item on several replicas at the same instant.
     public var concurrentEdits = 0
+    /// Claims that appended a `Claimed`, and of those the takeovers.
+    public var claims = 0
+    public var takeovers = 0
+    /// Releases by the holder, and forced ones for another holder.
+    public var releases = 0
+    public var forcedReleases = 0
+    /// Appends, undos, claims and releases the log refused because another
+    /// writer held the entity (or, for a release, no one or another did).
+    public var refusedBySessions = 0
+    /// Events in the items' dropped tails at the end (as replica 0 holds them).
+    public var droppedEvents = 0
     public var partitions = 0
     public var crashes = 0
     public var restarts = 0
@@ -48,6 +59,12 @@ public struct SimulationStatistics: Sendable, Hashable {
         refusedUndos += other.refusedUndos
         deletes += other.deletes
         concurrentEdits += other.concurrentEdits
+        claims += other.claims
+        takeovers += other.takeovers
+        releases += other.releases
+        forcedReleases += other.forcedReleases
+        refusedBySessions += other.refusedBySessions
+        droppedEvents += other.droppedEvents
         partitions += other.partitions
         crashes += other.crashes
         restarts += other.restarts
@@ -69,7 +86,9 @@ public struct SimulationStatistics: Sendable, Hashable {
             + "channel breaks \(n.channelBreaks), resets \(n.resets), connections \(n.connectionsOpened), "
             + "dials \(dials) (\(dialFailures) failed), partitions \(partitions), crashes \(crashes), "
             + "restarts \(restarts), appends \(appends) (undos \(undos), refused \(refusedUndos), "
-            + "deletes \(deletes), concurrent steps \(concurrentEdits)), clock far ahead \(clockFarAheadReports)"
+            + "deletes \(deletes), concurrent steps \(concurrentEdits)), claims \(claims) (takeovers \(takeovers)), "
+            + "releases \(releases) (forced \(forcedReleases)), refused by sessions \(refusedBySessions), "
+            + "dropped \(droppedEvents), clock far ahead \(clockFarAheadReports)"
     }
 }
 

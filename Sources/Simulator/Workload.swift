@@ -11,6 +11,10 @@ struct WorkloadState {
     }
 
     var items: [ItemReference] = []
+    /// The claims the workload appended: which replica claimed which item.
+    /// A concurrent claim, a takeover or a release elsewhere may have ended
+    /// one already; a release here forgets the item's.
+    var claims: [(item: ItemReference, replica: Int)] = []
 }
 
 /// Every append that returned: what no replica may lose.
@@ -38,12 +42,16 @@ struct AcknowledgedAppends {
 
 /// The workload: random local appends during the fault phase.
 extension Simulation {
-    /// One step: create an item, edit one, or edit one on several replicas
-    /// at the same instant (rename against delete, quantity against undo).
+    /// One step: create an item, edit one, edit one on several replicas at
+    /// the same instant (rename against delete, quantity against undo), or,
+    /// with `Scenario.claimShare`, claim, take over or release one.
     func performAppendStep() throws {
         let running = replicas.filter(\.isUp)
         guard !running.isEmpty else { return }
-        if workload.items.isEmpty || random.chance(0.25) {
+        // No draw without claims, so that a scenario without them replays as before.
+        if scenario.claimShare > 0, !workload.items.isEmpty, random.chance(scenario.claimShare) {
+            performSessionStep(running: running)
+        } else if workload.items.isEmpty || random.chance(0.25) {
             let number = workload.items.count + 1
             let item = WorkloadState.ItemReference(
                 id: "item-\(number)", scope: random.chance(scenario.secondScopeShare) ? "tools" : FeedID.defaultScope)
@@ -68,6 +76,60 @@ extension Simulation {
         let id = "seed-\(replica.index)-\(workload.items.count + 1)"
         workload.items.append(WorkloadState.ItemReference(id: id, scope: FeedID.defaultScope))
         append(NewEvent(item: id, .created(name: id, quantity: 1)), on: replica)
+    }
+
+    /// A claim (a third of them taking over whoever holds the item), while
+    /// in half of them another replica, not told yet, edits the item in the
+    /// same instant; or a release of an item the replica claimed; or an
+    /// operator's forced release of an item someone claimed.
+    private func performSessionStep(running: [SimulatedReplica]) {
+        let replica = random.element(of: running)
+        let own = workload.claims.filter { $0.replica == replica.index }
+        switch random.int(in: 0..<10) {
+        case 0..<6:
+            // Half of them aim at an item someone claimed, so that claims meet.
+            let item =
+                !workload.claims.isEmpty && random.chance(0.5)
+                ? random.element(of: workload.claims).item : random.element(of: workload.items)
+            claim(item, on: replica, takeover: random.chance(1.0 / 3))
+            let others = running.filter { $0.index != replica.index }
+            if !others.isEmpty && random.chance(0.5) { edit(item, on: random.element(of: others)) }
+        case 6..<9 where !own.isEmpty:
+            release(random.element(of: own).item, on: replica, force: false)
+        default:
+            let item =
+                workload.claims.isEmpty ? random.element(of: workload.items) : random.element(of: workload.claims).item
+            release(item, on: replica, force: true)
+        }
+    }
+
+    private func claim(_ item: WorkloadState.ItemReference, on replica: SimulatedReplica, takeover: Bool) {
+        acknowledge(on: replica) { log in
+            let stored = try log.claim(
+                entityType: Item.entityType, entityID: item.id, takeover: takeover, scope: item.scope)
+            // Holding it already: the standing claim, nothing new.
+            guard !ledger.eventIDs.contains(stored.event.eventID) else { return nil }
+            statistics.claims += 1
+            if case .claimed(let after) = SessionEvent.parse(stored.event.payload), after != nil {
+                statistics.takeovers += 1
+            }
+            workload.claims.append((item, replica.index))
+            return stored
+        }
+    }
+
+    private func release(_ item: WorkloadState.ItemReference, on replica: SimulatedReplica, force: Bool) {
+        acknowledge(on: replica) { log in
+            let stored = try log.release(
+                entityType: Item.entityType, entityID: item.id, force: force, scope: item.scope)
+            if case .released(let forcedHolder) = SessionEvent.parse(stored.event.payload), forcedHolder != nil {
+                statistics.forcedReleases += 1
+            } else {
+                statistics.releases += 1
+            }
+            workload.claims.removeAll { $0.item.id == item.id }
+            return stored
+        }
     }
 
     private func edit(_ item: WorkloadState.ItemReference, on replica: SimulatedReplica) {
@@ -106,7 +168,9 @@ extension Simulation {
     }
 
     /// Runs one append on the replica's log; when it returns, the event is
-    /// acknowledged and the node is told.
+    /// acknowledged and the node is told. An append that sessions refuse
+    /// (another writer holds the entity, as this replica knows) is expected:
+    /// counted, not acknowledged, no failure.
     private func acknowledge(on replica: SimulatedReplica, _ body: (EventLog) throws -> StoredEvent?) {
         guard let log = replica.log, replica.node != nil else { return }
         do {
@@ -115,6 +179,10 @@ extension Simulation {
             if scenario.tracksHops { hops.appended(stored.event, at: replica.index) }
             if let problem = ledger.record(stored) { failures.append("\(replica.replicaID): \(problem)") }
             perform(replica.node!.localChanged(cursor: try log.cursor(), now: now), by: replica.host)
+        } catch EventLogError.entityHeld, EventLogError.takenOver, EventLogError.claimNeedsGrant,
+            EventLogError.notHeld
+        {
+            statistics.refusedBySessions += 1
         } catch {
             failures.append("\(replica.replicaID): append failed: \(error)")
         }
