@@ -6,7 +6,8 @@ import Foundation
 // `shell` the black-box benchmark of running daemons (`peerd-bench shell --help`),
 // or with `thin` a thin client's push and pull rates (`peerd-bench thin --help`),
 // or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`),
-// or with `topology` the mesh against the hub (`peerd-bench topology --help`).
+// or with `topology` the mesh against the hub (`peerd-bench topology --help`),
+// or with `sessions` what single-writer sessions cost (`peerd-bench sessions --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
@@ -21,6 +22,8 @@ do {
         try await LabBenchmark(options: LabOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "topology" {
         try TopologyBenchmark(options: TopologyOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "sessions" {
+        try SessionsBenchmark.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "simulate-scale" {
         try SimulateScale.parse(Array(arguments.dropFirst())).run()
     } else {

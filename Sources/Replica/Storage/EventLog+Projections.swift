@@ -169,8 +169,10 @@ extension EventLog {
             var applied = events
             if let holder = base.holder {
                 applied = events.filter { $0.writer.hasSameUTF8(as: holder) }
-                poisonIDs += events.filter { !$0.writer.hasSameUTF8(as: holder) && !domain.decodes($0.payload) }
-                    .map(\.eventID)
+                poisonIDs += events.filter {
+                    !$0.writer.hasSameUTF8(as: holder) && !domain.decodesStoredEvent($0.payload)
+                        && !domain.decodes($0.payload)
+                }.map(\.eventID)
             }
             let state = domain.apply(applied, to: base.state, poison: &poisonIDs)
             record(poisonIDs, in: events, offsets: newEvents.offsets, into: &poison)
@@ -192,8 +194,8 @@ extension EventLog {
             resolution.effective, to: domain.state(entityID: events[0].entityID, from: nil), poison: &poisonIDs)
         // Poison is a property of the event, undone, dropped or not, so that every
         // replica counts the same whatever order undo and target arrived in.
-        poisonIDs += (resolution.cancelled + resolution.dropped.map(\.event)).filter { !domain.decodes($0.payload) }
-            .map(\.eventID)
+        poisonIDs += (resolution.cancelled + resolution.dropped.map(\.event))
+            .filter { !domain.decodesStoredEvent($0.payload) && !domain.decodes($0.payload) }.map(\.eventID)
         record(poisonIDs, in: history.events, offsets: history.offsets, into: &poison)
         return FoldedEntity(
             domain: domain, state: state, lastKey: history.events[history.events.count - 1].orderKey,

@@ -1,0 +1,199 @@
+import Foundation
+import Replica
+
+/// `peerd-bench sessions`: what single-writer sessions cost
+/// (docs/sessions.md). Folding: N events from two writers ingested into a
+/// fresh log with every entity free, then with every entity held by one of
+/// them (half the events dropped), beside raw SQLite inserting the same
+/// rows in the same batches in this run. Claims: the latency of a claim
+/// over HTTP on loopback, optimistic (no relay) and granted (through a
+/// relay), beside `POST /items` on the same daemon.
+///
+/// ```
+/// peerd-bench sessions [--events N] [--entities N] [--claims N] [--peerd PATH] [--dir DIR]
+/// ```
+struct SessionsBenchmark {
+    var events = 200_000
+    var entities = 1_000
+    var claims = 200
+    var batch = 1_000
+    var peerd: String?
+    var directory: String?
+    /// `--help` was given: print `usage` and do nothing else.
+    var helpRequested = false
+
+    static let usage = """
+        usage: peerd-bench sessions [--events N] [--entities N] [--claims N] [--peerd PATH] [--dir DIR]
+
+        Ingests N events (default 200000) of two writers over --entities items (default 1000) in
+        batches of 1000 into a fresh log, first with every item free, then with every item claimed
+        by one writer (so half the events are dropped), next to raw SQLite inserting the same rows in
+        the same batches in this run. Then times --claims claims (default 200) over HTTP on loopback:
+        optimistic on a daemon alone, granted through a relay, next to POST /items on the same daemon.
+
+          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench)
+          --dir DIR      work directory, kept afterwards (default: a temporary one, removed)
+        """
+
+    static func parse(_ arguments: [String]) throws -> SessionsBenchmark {
+        var benchmark = SessionsBenchmark()
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            switch flag {
+            case "--events":
+                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--entities":
+                benchmark.entities = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--claims":
+                benchmark.claims = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--peerd": benchmark.peerd = try BenchOptions.value(after: flag, in: &remaining)
+            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
+            case "--help", "-h": benchmark.helpRequested = true
+            default: throw UsageError("sessions: unknown argument \(flag) (see `peerd-bench sessions --help`)")
+            }
+        }
+        return benchmark
+    }
+
+    func run() throws {
+        if helpRequested {
+            print(SessionsBenchmark.usage)
+            return
+        }
+        let workspace = try Workspace(directory: directory)
+        defer { workspace.finish() }
+        progress("peerd-bench sessions: \(events) events over \(entities) items, work directory \(workspace.path)")
+        let workload = SessionWorkload(events: events, entities: entities)
+        let raw = try rawBaseline(workload, workspace: workspace)
+        let free = try ingest(
+            workload.batches(of: batch), after: workload.openers(claimed: false),
+            into: workspace.freshDatabase("sessions-free.db"))
+        let held = try ingest(
+            workload.batches(of: batch), after: workload.openers(claimed: true),
+            into: workspace.freshDatabase("sessions-held.db"))
+        guard free.dropped == 0, held.dropped == events / 2 else {
+            throw ProbeError.malformed(
+                "dropped \(free.dropped) free and \(held.dropped) held, expected 0 and \(events / 2)")
+        }
+        let latency = try ClaimLatency(
+            claims: claims, peerd: try peerd ?? SyncDaemon.locatePeerd(), workspace: workspace
+        )
+        .run()
+
+        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
+        print(
+            """
+            ## peerd-bench sessions: \(Report.grouped(Double(events))) events over \(entities) items, run \(date)Z
+
+            - machine: \(Report.machine)
+
+            | folding | events/s | seconds | vs raw SQLite |
+            |---|---:|---:|---:|
+            \(rateRow("raw SQLite insert (integer primary key only), batches of \(batch)", raw, raw))
+            \(rateRow("ingest, every item free", free.seconds, raw))
+            \(rateRow("ingest, every item held (\(Report.grouped(Double(held.dropped))) dropped)", held.seconds, raw))
+
+            | over HTTP on 127.0.0.1 (\(claims) each) | p50 ms | p99 ms |
+            |---|---:|---:|
+            \(latencyRow("POST /items (an append, the baseline)", latency.append))
+            \(latencyRow("claim, optimistic (no relay)", latency.optimistic))
+            \(latencyRow("claim, granted through a relay", latency.granted))
+            """)
+    }
+
+    private func rateRow(_ name: String, _ seconds: Double, _ rawSeconds: Double) -> String {
+        "| \(name) | \(Report.grouped(Double(events) / seconds)) | \(String(format: "%.2f", seconds)) | "
+            + "\(String(format: "%.2f×", rawSeconds / seconds)) |"
+    }
+
+    private func latencyRow(_ name: String, _ summary: LatencySummary) -> String {
+        "| \(name) | \(String(format: "%.2f", summary.p50 * 1000)) | \(String(format: "%.2f", summary.p99 * 1000)) |"
+    }
+
+    /// Ingests `openers` untimed, then `batches` timed, into a new log;
+    /// returns the time and how many events sessions dropped.
+    private func ingest(_ batches: [[Event]], after openers: [Event], into path: String) throws -> (
+        seconds: Double, dropped: Int
+    ) {
+        let log = try EventLog.create(at: path, replicaID: "bench")
+        try log.ingest(openers)
+        try log.writePendingProjections()
+        var watch = Stopwatch()
+        for batch in batches { try watch.measure { _ = try log.ingest(batch) } }
+        try watch.measure { try log.writePendingProjections() }
+        var dropped = 0
+        for item in 0..<entities {
+            dropped += try log.session(entityType: Item.entityType, entityID: SessionWorkload.itemID(item)).dropped
+                .count
+        }
+        return (watch.seconds, dropped)
+    }
+
+    /// Raw SQLite inserting the same rows (payloads, random 16-byte ids) in the same batches.
+    private func rawBaseline(_ workload: SessionWorkload, workspace: Workspace) throws -> Double {
+        let path = workspace.freshDatabase("sessions-raw.db")
+        defer { workspace.remove(path) }
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        var watch = Stopwatch()
+        var random = SplitMix64(seed: 0x5345_5353)
+        var offset: Int64 = 0
+        for batch in workload.batches(of: batch) {
+            let arrivalMs = Int64(Date().timeIntervalSince1970 * 1000)
+            let rows = batch.map { event in
+                offset += 1
+                return RawRow(
+                    feed: event.feed.replicaID == "a" ? 1 : 2, seq: Int64(event.seq), eventID: random.uuidBytes(),
+                    timeMs: event.timeMs, entity: Int64(event.entityID.hashValue & 0xFFFF), entityID: event.entityID,
+                    payload: event.payload, arrivalMs: arrivalMs)
+            }
+            try watch.measure { try table.insert(rows) }
+        }
+        try watch.measure { try table.finish() }
+        return watch.seconds
+    }
+}
+
+/// The events of the folding phases: writers `a` and `b` take turns, each
+/// event a quantity change of the next item round-robin, one millisecond
+/// apart, after the openers: a `Created` or a `Claimed` by `a` of every item.
+struct SessionWorkload {
+    let events: Int
+    let entities: Int
+    private let startMs: Int64 = 1_700_000_000_000
+
+    static func itemID(_ index: Int) -> String { "item-\(index)" }
+
+    init(events: Int, entities: Int) {
+        self.events = events
+        self.entities = entities
+    }
+
+    func openers(claimed: Bool) -> [Event] {
+        var random = SplitMix64(seed: 0x434C_4149)
+        let payload =
+            claimed ? SessionEvent.claimed(after: nil).payload : ItemEvent.created(name: "match", quantity: 0).payload
+        return (0..<entities).map { item in
+            Event(
+                eventID: random.uuid(), feed: FeedID(replicaID: "a"), seq: UInt64(item + 1), timeMs: startMs,
+                entityType: Item.entityType, entityID: Self.itemID(item), payload: payload)
+        }
+    }
+
+    func batches(of size: Int) -> [[Event]] {
+        var random = SplitMix64(seed: 0x4556_454E)
+        var seqs = ["a": UInt64(entities), "b": UInt64(0)]
+        var all: [Event] = []
+        all.reserveCapacity(events)
+        for index in 0..<events {
+            let writer = index % 2 == 0 ? "a" : "b"
+            seqs[writer]! += 1
+            all.append(
+                Event(
+                    eventID: random.uuid(), feed: FeedID(replicaID: writer), seq: seqs[writer]!,
+                    timeMs: startMs + 1 + Int64(index), entityType: Item.entityType,
+                    entityID: Self.itemID((index / 2) % entities),
+                    payload: ItemEvent.quantityChanged(quantity: Int64(index % 500)).payload))
+        }
+        return stride(from: 0, to: all.count, by: size).map { Array(all[$0..<min($0 + size, all.count)]) }
+    }
+}
