@@ -311,6 +311,21 @@ extension RawRow {
     }
 }
 
+extension RawEventTable {
+    /// Seconds raw SQLite takes to insert `batches` into a new table at
+    /// `path` (integer primary key only), one transaction a batch: the
+    /// baseline of the HTTP benchmarks. The file is removed afterwards.
+    static func insertSeconds(_ batches: [[RawRow]], workspace: Workspace, name: String) throws -> Double {
+        let path = workspace.freshDatabase(name)
+        defer { workspace.remove(path) }
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        var watch = Stopwatch()
+        for rows in batches { try watch.measure { try table.insert(rows) } }
+        try watch.measure { try table.finish() }
+        return watch.seconds
+    }
+}
+
 /// A failed SQLite call in the raw baseline.
 struct RawSQLiteError: Error, CustomStringConvertible {
     var code: Int32

@@ -131,25 +131,20 @@ struct SessionsBenchmark {
 
     /// Raw SQLite inserting the same rows (payloads, random 16-byte ids) in the same batches.
     private func rawBaseline(_ workload: SessionWorkload, workspace: Workspace) throws -> Double {
-        let path = workspace.freshDatabase("sessions-raw.db")
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var watch = Stopwatch()
         var random = SplitMix64(seed: 0x5345_5353)
-        var offset: Int64 = 0
-        for batch in workload.batches(of: batch) {
+        var entityRows: [String: Int64] = [:]
+        let rows = workload.batches(of: batch).map { events in
             let arrivalMs = Int64(Date().timeIntervalSince1970 * 1000)
-            let rows = batch.map { event in
-                offset += 1
+            return events.map { event in
+                let entity = entityRows[event.entityID] ?? Int64(entityRows.count + 1)
+                entityRows[event.entityID] = entity
                 return RawRow(
                     feed: event.feed.replicaID == "a" ? 1 : 2, seq: Int64(event.seq), eventID: random.uuidBytes(),
-                    timeMs: event.timeMs, entity: Int64(event.entityID.hashValue & 0xFFFF), entityID: event.entityID,
-                    payload: event.payload, arrivalMs: arrivalMs)
+                    timeMs: event.timeMs, entity: entity, entityID: event.entityID, payload: event.payload,
+                    arrivalMs: arrivalMs)
             }
-            try watch.measure { try table.insert(rows) }
         }
-        try watch.measure { try table.finish() }
-        return watch.seconds
+        return try RawEventTable.insertSeconds(rows, workspace: workspace, name: "sessions-raw.db")
     }
 }
 

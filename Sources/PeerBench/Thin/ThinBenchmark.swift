@@ -109,23 +109,17 @@ struct ThinBenchmark {
 
     /// Raw SQLite inserting the same rows (payloads, random 16-byte ids) in the same batches.
     private func rawBaseline(_ batches: [ThinWorkload.Batch], workspace: Workspace) throws -> Double {
-        let path = workspace.freshDatabase("thin-raw.db")
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var watch = Stopwatch()
         var random = SplitMix64(seed: 0x7448_494E)
         var seq: Int64 = 0
-        for batch in batches {
+        let rows = batches.map { batch in
             let arrivalMs = Int64(Date().timeIntervalSince1970 * 1000)
-            let rows = batch.events.map { event in
+            return batch.events.map { event in
                 seq += 1
                 return RawRow(
                     feed: 1, seq: seq, eventID: random.uuidBytes(), timeMs: event.timeMs, entity: Int64(event.item + 1),
                     entityID: event.entityID, payload: event.payload, arrivalMs: arrivalMs)
             }
-            try watch.measure { try table.insert(rows) }
         }
-        try watch.measure { try table.finish() }
-        return watch.elapsed.seconds
+        return try RawEventTable.insertSeconds(rows, workspace: workspace, name: "thin-raw.db")
     }
 }

@@ -28,19 +28,11 @@ extension EventLog {
         try write {
             try syncPending()
             let entity = EntityKey(type: entityType, id: entityID)
-            let (state, history) = try sessionState(of: entity)
+            let (state, history) = try claimableState(of: entity, takeover: takeover, throughRelay: false)
             if state.holder.map({ $0.hasSameUTF8(as: replicaID) }) == true,
                 let standing = history.first(where: { $0.event.eventID == state.claim })
             {
                 return standing
-            }
-            if let holder = state.holder {
-                if state.granted {
-                    throw EventLogError.claimNeedsGrant(entityType: entityType, entityID: entityID, holder: holder)
-                }
-                if !takeover {
-                    throw EventLogError.entityHeld(entityType: entityType, entityID: entityID, holder: holder)
-                }
             }
             return try appendSessionEvent(.claimed(after: state.claim), to: entity, scope: scope)
         }
@@ -56,10 +48,7 @@ extension EventLog {
         try write {
             try syncPending()
             let entity = EntityKey(type: entityType, id: entityID)
-            let (state, _) = try sessionState(of: entity)
-            if let holder = state.holder, !holder.hasSameUTF8(as: replicaID), !takeover {
-                throw EventLogError.entityHeld(entityType: entityType, entityID: entityID, holder: holder)
-            }
+            let (state, _) = try claimableState(of: entity, takeover: takeover, throughRelay: true)
             return try appendSessionEvent(.claimRequested(after: state.claim), to: entity, scope: scope)
         }
     }
@@ -133,6 +122,21 @@ extension EventLog {
     /// Inside a transaction, after `syncPending()`: the session report of one entity.
     func session(of entity: EntityKey) throws -> EntitySession {
         EntitySession(entityType: entity.type, entityID: entity.id, history: try entityHistory(entity).map(\.event))
+    }
+
+    /// The session state and history of an entity this replica may claim
+    /// now; throws when another holds it and the claim may not take over
+    /// (no `takeover`, or a grant that only a relay may take over).
+    private func claimableState(of entity: EntityKey, takeover: Bool, throughRelay: Bool) throws -> (
+        SessionState, [StoredEvent]
+    ) {
+        let (state, history) = try sessionState(of: entity)
+        guard let holder = state.holder, !holder.hasSameUTF8(as: replicaID) else { return (state, history) }
+        if state.granted && !throughRelay {
+            throw EventLogError.claimNeedsGrant(entityType: entity.type, entityID: entity.id, holder: holder)
+        }
+        if !takeover { throw EventLogError.entityHeld(entityType: entity.type, entityID: entity.id, holder: holder) }
+        return (state, history)
     }
 
     private func sessionState(of entity: EntityKey) throws -> (SessionState, [StoredEvent]) {
