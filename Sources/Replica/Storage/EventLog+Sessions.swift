@@ -34,7 +34,7 @@ extension EventLog {
             {
                 return standing
             }
-            return try appendSessionEvent(.claimed(after: state.claim), to: entity, scope: scope)
+            return try appendSessionEvent(.claimed(after: state.claim), to: entity, after: history, scope: scope)
         }
     }
 
@@ -48,8 +48,9 @@ extension EventLog {
         try write {
             try syncPending()
             let entity = EntityKey(type: entityType, id: entityID)
-            let (state, _) = try claimableState(of: entity, takeover: takeover, throughRelay: true)
-            return try appendSessionEvent(.claimRequested(after: state.claim), to: entity, scope: scope)
+            let (state, history) = try claimableState(of: entity, takeover: takeover, throughRelay: true)
+            return try appendSessionEvent(
+                .claimRequested(after: state.claim), to: entity, after: history, scope: scope)
         }
     }
 
@@ -64,7 +65,9 @@ extension EventLog {
         return try write {
             try syncPending()
             let entity = EntityKey(type: request.entityType, id: request.entityID)
-            let report = try session(of: entity)
+            let history = try entityHistory(entity)
+            let report = EntitySession(
+                entityType: entity.type, entityID: entity.id, history: history.map(\.event))
             guard let held = report.request(request.eventID), held.answer == nil else { return nil }
             let state = report.state
             let requester = request.writer
@@ -76,7 +79,7 @@ extension EventLog {
             } else {
                 answer = .claimGranted(request: request.eventID, holder: requester, after: state.claim)
             }
-            return try appendSessionEvent(answer, to: entity, scope: request.feed.scope)
+            return try appendSessionEvent(answer, to: entity, after: history, scope: request.feed.scope)
         }
     }
 
@@ -89,7 +92,7 @@ extension EventLog {
         try write {
             try syncPending()
             let entity = EntityKey(type: entityType, id: entityID)
-            let (state, _) = try sessionState(of: entity)
+            let (state, history) = try sessionState(of: entity)
             guard let holder = state.holder else {
                 throw EventLogError.notHeld(entityType: entityType, entityID: entityID, holder: nil)
             }
@@ -97,7 +100,8 @@ extension EventLog {
             guard mine || force else {
                 throw EventLogError.notHeld(entityType: entityType, entityID: entityID, holder: holder)
             }
-            return try appendSessionEvent(.released(forcedHolder: mine ? nil : holder), to: entity, scope: scope)
+            return try appendSessionEvent(
+                .released(forcedHolder: mine ? nil : holder), to: entity, after: history, scope: scope)
         }
     }
 
@@ -147,13 +151,16 @@ extension EventLog {
     }
 
     /// Appends a session event that sorts after every event of the entity
-    /// held here, so that the claim it names precedes it on every replica
-    /// (a clock far ahead, which the local clock does not follow, included).
-    private func appendSessionEvent(_ event: SessionEvent, to entity: EntityKey, scope: String) throws -> StoredEvent {
-        let newest = try entityHistory(entity).last?.event.timeMs ?? Int64.min
+    /// held here (`history`, canonical order), so that the claim it names
+    /// precedes it on every replica (a clock far ahead, which the local
+    /// clock does not follow, included).
+    private func appendSessionEvent(
+        _ event: SessionEvent, to entity: EntityKey, after history: [StoredEvent], scope: String
+    ) throws -> StoredEvent {
+        let newest = history.map(\.event.timeMs).max()
         return try appendInTransaction(
             [NewEvent(entityType: entity.type, entityID: entity.id, payload: event.payload, scope: scope)],
-            sessionNotBeforeMs: newest == Int64.min ? newest : newest + 1)[0]
+            sessionNotBeforeMs: newest.map { $0 == Int64.max ? $0 : $0 + 1 } ?? Int64.min)[0]
     }
 
     /// Inside a write transaction, after `syncPending()`: refuses a local
