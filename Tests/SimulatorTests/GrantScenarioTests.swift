@@ -70,7 +70,8 @@ struct GrantScenarioTests {
     /// At most one holder by grant: a grant that stood holds the item until
     /// its holder releases it (or one is forced), or a grant that names it
     /// takes it over; no optimistic claim and no grant that saw another
-    /// holder ends it. Every grant goes to the request's writer.
+    /// holder ends it. Every grant goes to the request's writer, and a
+    /// request that reads refused has no grant that stood.
     private func checkGrants(of session: EntitySession, seed: UInt64) {
         let item = "seed \(seed) \(session.entityID)"
         var standing: (outcome: ClaimOutcome, granted: Bool)?
@@ -97,6 +98,17 @@ struct GrantScenarioTests {
             else { continue }
             #expect(id == request.event.eventID && holder == request.event.writer, "\(item): a grant to another")
             #expect(request.grantStood != nil, "\(item): a grant missing from the claims")
+        }
+        for request in session.requests {
+            guard let answer = request.answer, case .claimRefused = SessionEvent.parse(answer.payload) else { continue }
+            let stoodGrant = session.claims.contains { outcome in
+                guard outcome.refusal == nil,
+                    case .claimGranted(let id, _, _) = SessionEvent.parse(outcome.event.payload)
+                else { return false }
+                return id == request.event.eventID
+            }
+            // Two relays may answer one request; the report must not say refused while a grant of it holds.
+            #expect(!stoodGrant, "\(item): the request reads refused, but another relay's grant of it stood")
         }
         let stoodGrants = session.requests.filter { $0.grantStood == true }.map(\.answer?.eventID)
         #expect(Set(stoodGrants).count == stoodGrants.count, "\(item): one grant answers two requests")
