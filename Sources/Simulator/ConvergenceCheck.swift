@@ -7,16 +7,33 @@ import Replica
 ///   acknowledged event id is among them (read back page by page);
 /// - all state hashes are equal;
 /// - no fork is quarantined and none was logged, since none was made;
-/// - every item's sessions agree: the same holder (and claim) and the same
-///   dropped tail, event for event with the holder that dropped it.
+/// - every item's sessions agree: the same holder (and claim), the same
+///   claims with the same outcomes, the same requests with the same answers
+///   (and whether each grant stood), and the same dropped tail, event for
+///   event with the holder that dropped it.
 struct ConvergenceCheck {
     let simulation: Simulation
 
     /// What sessions decided for one entity, as far as replicas must agree.
     struct SessionView: Hashable {
         var state: SessionState
+        /// Every claim and grant, canonical order: its id and whether it stood.
+        var claims: [Claim]
+        /// Every request: its id, its answer's id, and whether a grant stood.
+        var requests: [Request]
         /// The dropped tail: each event's id and the holder it fell to.
         var dropped: [Dropped]
+
+        struct Claim: Hashable {
+            var eventID: UUID
+            var stood: Bool
+        }
+
+        struct Request: Hashable {
+            var eventID: UUID
+            var answerID: UUID?
+            var grantStood: Bool?
+        }
 
         struct Dropped: Hashable {
             var eventID: UUID
@@ -25,13 +42,20 @@ struct ConvergenceCheck {
 
         init(_ session: EntitySession) {
             state = session.state
+            claims = session.claims.map { Claim(eventID: $0.event.eventID, stood: $0.refusal == nil) }
+            requests = session.requests.map {
+                Request(eventID: $0.event.eventID, answerID: $0.answer?.eventID, grantStood: $0.grantStood)
+            }
             dropped = session.dropped.map { Dropped(eventID: $0.event.eventID, holder: $0.holder) }
         }
 
         var description: String {
             let holder = state.holder.map { "held by \($0)\(state.granted ? " (granted)" : "")" } ?? "free"
             let tail = dropped.map { "\($0.eventID.uuidString.lowercased().prefix(8))@\($0.holder)" }
-            return "\(holder), dropped [\(tail.joined(separator: ", "))]"
+            let answered = requests.filter { $0.answerID != nil }.count
+            let stood = claims.filter(\.stood).count
+            return "\(holder), \(stood) of \(claims.count) claims stood, \(answered) of \(requests.count) requests "
+                + "answered, dropped [\(tail.joined(separator: ", "))]"
         }
     }
 
@@ -39,6 +63,32 @@ struct ConvergenceCheck {
         var failures: [String]
         /// Events in the items' dropped tails, as the first replica holds them.
         var droppedEvents: Int
+        /// The requests' answers, as the first replica holds them.
+        var requests = RequestFigures()
+    }
+
+    /// How the claim requests were answered, over every item.
+    struct RequestFigures {
+        var grants = 0
+        var refusals = 0
+        var expired = 0
+        var unanswered = 0
+        /// Grants that did not stand in the fold.
+        var overruled = 0
+
+        mutating func count(_ session: EntitySession) {
+            for request in session.requests {
+                switch request.answer.flatMap({ SessionEvent.parse($0.payload) }) {
+                case .claimGranted:
+                    grants += 1
+                    if request.grantStood == false { overruled += 1 }
+                case .claimRefused(_, let holder):
+                    if holder == nil { expired += 1 } else { refusals += 1 }
+                default:
+                    unanswered += 1
+                }
+            }
+        }
     }
 
     func run() throws -> Outcome {
@@ -49,6 +99,7 @@ struct ConvergenceCheck {
         /// Per item: the replicas that show each view of its sessions.
         var sessions: [String: [SessionView: [String]]] = [:]
         var droppedEvents: Int?
+        var requestFigures: RequestFigures?
         for replica in simulation.replicas {
             let log = try replica.openForInspection(clock: simulation.clock)
             let name = replica.replicaID
@@ -75,12 +126,16 @@ struct ConvergenceCheck {
             if forks != 0 { failures.append("\(name) quarantined \(forks) forks, none was made") }
             hashes[try log.stateHash(), default: []].append(name)
             var dropped = 0
+            var figures = RequestFigures()
             for item in items {
-                let view = SessionView(try log.session(entityType: Item.entityType, entityID: item))
+                let session = try log.session(entityType: Item.entityType, entityID: item)
+                let view = SessionView(session)
                 sessions[item, default: [:]][view, default: []].append(name)
                 dropped += view.dropped.count
+                figures.count(session)
             }
             if droppedEvents == nil { droppedEvents = dropped }
+            if requestFigures == nil { requestFigures = figures }
         }
         for item in items {
             guard let views = sessions[item], views.count > 1 else { continue }
@@ -94,7 +149,8 @@ struct ConvergenceCheck {
         for report in simulation.logs.forkReports.prefix(5) {
             failures.append("fork logged where none was made: \(report)")
         }
-        return Outcome(failures: failures, droppedEvents: droppedEvents ?? 0)
+        return Outcome(
+            failures: failures, droppedEvents: droppedEvents ?? 0, requests: requestFigures ?? RequestFigures())
     }
 
     private func sample(_ ids: Set<UUID>) -> String {

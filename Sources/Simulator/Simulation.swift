@@ -53,6 +53,8 @@ public final class Simulation {
     var hops: HopTracker
     /// Per replica: when its node's next tick is scheduled.
     var nextTickAt: [Int: Milliseconds] = [:]
+    /// Per relay: what its grantor scanned and what waits for an answer.
+    var grantors: [Int: RelayGrantor] = [:]
     var statistics = SimulationStatistics()
     var failures: [String] = []
     private(set) var faultsOver = false
@@ -87,6 +89,8 @@ public final class Simulation {
             guard time <= deadline else { break }
             clock.advance(to: time)
             try handle(occurrence)
+            // After whatever the occurrence stored (or whoever it connected): relays answer requests.
+            try answerClaimRequests()
         }
         return try finish()
     }
@@ -264,6 +268,11 @@ public final class Simulation {
         let check = try ConvergenceCheck(simulation: self).run()
         failures += check.failures
         statistics.droppedEvents = check.droppedEvents
+        statistics.grants = check.requests.grants
+        statistics.refusals = check.requests.refusals
+        statistics.expiredRequests = check.requests.expired
+        statistics.unansweredRequests = check.requests.unanswered
+        statistics.overruledGrants = check.requests.overruled
         statistics.network = network.statistics
         statistics.forkReports = logs.forkReports.count
         statistics.warnings = logs.warnings

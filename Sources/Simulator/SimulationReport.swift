@@ -11,9 +11,23 @@ public struct SimulationStatistics: Sendable, Hashable {
     public var deletes = 0
     /// Steps that edited one item on several replicas at the same instant.
     public var concurrentEdits = 0
-    /// Claims that appended a `Claimed`, and of those the takeovers.
+    /// Claims that appended a `Claimed`, and of those and the requests the
+    /// takeovers (of an item another replica held, as the claimant saw it).
     public var claims = 0
     public var takeovers = 0
+    /// Claims that appended a `ClaimRequested` (the replica reached a relay).
+    public var claimRequests = 0
+    /// Answers the relays appended (a `ClaimGranted` or `ClaimRefused`);
+    /// relays cut off from each other may both answer one request.
+    public var answersGiven = 0
+    /// At the end, as replica 0 holds them: requests granted, refused naming
+    /// a holder, refused as expired, and not answered; and the grants that
+    /// did not stand (another relay's grant took the item first).
+    public var grants = 0
+    public var refusals = 0
+    public var expiredRequests = 0
+    public var unansweredRequests = 0
+    public var overruledGrants = 0
     /// Releases by the holder, and forced ones for another holder.
     public var releases = 0
     public var forcedReleases = 0
@@ -61,6 +75,13 @@ public struct SimulationStatistics: Sendable, Hashable {
         concurrentEdits += other.concurrentEdits
         claims += other.claims
         takeovers += other.takeovers
+        claimRequests += other.claimRequests
+        answersGiven += other.answersGiven
+        grants += other.grants
+        refusals += other.refusals
+        expiredRequests += other.expiredRequests
+        unansweredRequests += other.unansweredRequests
+        overruledGrants += other.overruledGrants
         releases += other.releases
         forcedReleases += other.forcedReleases
         refusedBySessions += other.refusedBySessions
@@ -88,7 +109,14 @@ public struct SimulationStatistics: Sendable, Hashable {
             + "restarts \(restarts), appends \(appends) (undos \(undos), refused \(refusedUndos), "
             + "deletes \(deletes), concurrent steps \(concurrentEdits)), claims \(claims) (takeovers \(takeovers)), "
             + "releases \(releases) (forced \(forcedReleases)), refused by sessions \(refusedBySessions), "
-            + "dropped \(droppedEvents), clock far ahead \(clockFarAheadReports)"
+            + "dropped \(droppedEvents), clock far ahead \(clockFarAheadReports)" + grantSummary
+    }
+
+    /// The relay mode's figures, when any claim went through a relay.
+    private var grantSummary: String {
+        guard claimRequests > 0 else { return "" }
+        return ", requests \(claimRequests) (granted \(grants), overruled \(overruledGrants), refused \(refusals), "
+            + "expired \(expiredRequests), unanswered \(unansweredRequests); answers given \(answersGiven))"
     }
 }
 

@@ -103,7 +103,13 @@ extension Simulation {
         }
     }
 
+    /// An optimistic claim, or, on a replica that reaches a relay, a request
+    /// for a relay's grant (as the daemon's `ClaimDesk` decides).
     private func claim(_ item: WorkloadState.ItemReference, on replica: SimulatedReplica, takeover: Bool) {
+        if reachesRelay(replica) {
+            requestClaim(item, on: replica, takeover: takeover)
+            return
+        }
         acknowledge(on: replica) { log in
             let stored = try log.claim(
                 entityType: Item.entityType, entityID: item.id, takeover: takeover, scope: item.scope)
@@ -113,6 +119,21 @@ extension Simulation {
             if case .claimed(let after) = SessionEvent.parse(stored.event.payload), after != nil {
                 statistics.takeovers += 1
             }
+            workload.claims.append((item, replica.index))
+            return stored
+        }
+    }
+
+    /// A `ClaimRequested`, unless the replica holds the item by a grant
+    /// already (the daemon then answers with the standing grant).
+    private func requestClaim(_ item: WorkloadState.ItemReference, on replica: SimulatedReplica, takeover: Bool) {
+        acknowledge(on: replica) { log in
+            let state = try log.session(entityType: Item.entityType, entityID: item.id).state
+            if state.granted, state.holder == replica.replicaID { return nil }
+            let stored = try log.requestClaim(
+                entityType: Item.entityType, entityID: item.id, takeover: takeover, scope: item.scope)
+            statistics.claimRequests += 1
+            if let holder = state.holder, holder != replica.replicaID { statistics.takeovers += 1 }
             workload.claims.append((item, replica.index))
             return stored
         }
@@ -171,7 +192,7 @@ extension Simulation {
     /// acknowledged and the node is told. An append that sessions refuse
     /// (another writer holds the entity, as this replica knows) is expected:
     /// counted, not acknowledged, no failure.
-    private func acknowledge(on replica: SimulatedReplica, _ body: (EventLog) throws -> StoredEvent?) {
+    func acknowledge(on replica: SimulatedReplica, _ body: (EventLog) throws -> StoredEvent?) {
         guard let log = replica.log, replica.node != nil else { return }
         do {
             guard let stored = try body(log) else { return }
