@@ -112,4 +112,34 @@ struct SessionFoldTests {
         #expect(SessionEvent.parse(#"{"after":"nope","type":"Claimed"}"#) == nil)
         #expect(SessionEvent.parse(#"{"name":"Claimed","type":"Renamed"}"#) == nil)
     }
+
+    @Test("Only a request's first answer counts: a grant after a refusal of the same request does not stand")
+    mutating func firstAnswerCounts() {
+        let request = event("p", SessionEvent.claimRequested(after: nil).payload)
+        let refusal = event("relay-a", SessionEvent.claimRefused(request: request.eventID, holder: "q").payload)
+        let grant = event(
+            "relay-b", SessionEvent.claimGranted(request: request.eventID, holder: "p", after: nil).payload)
+
+        let resolution = SessionFold.resolve(inCanonicalOrder: [request, refusal, grant])
+        let report = EntitySession(entityType: "item", entityID: "m1", history: [request, refusal, grant])
+
+        #expect(resolution.state == .free)
+        #expect(resolution.claims.map(\.refusal) == ["its request was answered before"])
+        #expect(report.request(request.eventID)?.answer == refusal)
+    }
+
+    @Test("Taken over means through takeovers alone: a claim of the entity after a release is not one")
+    mutating func takenOverIsAChain() {
+        let p = event("p", SessionEvent.claimed(after: nil).payload)
+        let q = event("q", SessionEvent.claimed(after: p.eventID).payload)
+        let r = event("r", SessionEvent.claimed(after: q.eventID).payload)
+        let chain = EntitySession(entityType: "item", entityID: "m1", history: [p, q, r])
+        let release = event("q", SessionEvent.released(forcedHolder: nil).payload)
+        let fresh = event("r", SessionEvent.claimed(after: nil).payload)
+        let afterRelease = EntitySession(entityType: "item", entityID: "m1", history: [p, q, release, fresh])
+
+        #expect(chain.tookOver(from: "p") && chain.tookOver(from: "q") && !chain.tookOver(from: "r"))
+        #expect(!afterRelease.tookOver(from: "p"))
+        #expect(afterRelease.state.holder == "r")
+    }
 }

@@ -15,6 +15,21 @@ public struct EntitySession: Sendable, Hashable {
     /// The entity's dropped tail: the events sessions did not apply.
     public var dropped: [DroppedEvent]
 
+    /// True when the entity's holder took it from `writer`'s session,
+    /// directly or through a chain of takeovers with no release between:
+    /// `writer` was taken over (rather than the entity being free since).
+    public func tookOver(from writer: String) -> Bool {
+        var lost = false
+        for claim in claims where claim.refusal == nil {
+            if claim.claimant.hasSameUTF8(as: writer) || claim.previousHolder == nil {
+                lost = false
+            } else if claim.previousHolder.map({ $0.hasSameUTF8(as: writer) }) == true {
+                lost = true
+            }
+        }
+        return lost && state.holder.map { !$0.hasSameUTF8(as: writer) } == true
+    }
+
     /// How many events of `writer` sessions dropped.
     public func droppedCount(of writer: String) -> Int {
         dropped.filter { $0.event.writer.hasSameUTF8(as: writer) }.count

@@ -7,7 +7,9 @@ import Foundation
 /// `SessionState.refusal`) makes its claimant the holder; a release by the
 /// holder, or one forced for the holder, frees the entity; while someone
 /// holds it, the domain events and undos of every other writer are the
-/// entity's *dropped tail*. Requests and refusals change nothing.
+/// entity's *dropped tail*. Requests and refusals change nothing, but only
+/// the first answer to a request (in canonical order) counts: a grant of a
+/// request answered before does not stand.
 enum SessionFold {
     /// An entity's history with the session events taken out.
     struct Resolution {
@@ -31,6 +33,8 @@ enum SessionFold {
             return resolution
         }
         var state = SessionState.free
+        // Only the first answer to a request counts (two relays cut off from each other may both answer).
+        var answered: Set<UUID> = []
         for event in history {
             guard let session = SessionEvent.parse(event.payload) else {
                 if let holder = state.holder, !state.applies(event.writer) {
@@ -48,14 +52,19 @@ enum SessionFold {
                     ClaimOutcome(
                         event: event, claimant: event.writer, refusal: refusal, previousHolder: state.holder))
                 if refusal == nil { state = SessionState(holder: event.writer, claim: event.eventID, granted: false) }
-            case .claimGranted(_, let holder, let after):
-                let refusal = state.refusal(ofClaimBy: holder, after: after, isGrant: true)
+            case .claimGranted(let request, let holder, let after):
+                let refusal =
+                    answered.insert(request).inserted
+                    ? state.refusal(ofClaimBy: holder, after: after, isGrant: true)
+                    : "its request was answered before"
                 resolution.claims.append(
                     ClaimOutcome(event: event, claimant: holder, refusal: refusal, previousHolder: state.holder))
                 if refusal == nil { state = SessionState(holder: holder, claim: event.eventID, granted: true) }
             case .released(let forcedHolder):
                 if let holder = state.holder, holder.hasSameUTF8(as: forcedHolder ?? event.writer) { state = .free }
-            case .claimRequested, .claimRefused:
+            case .claimRefused(let request, _):
+                answered.insert(request)
+            case .claimRequested:
                 break
             }
         }

@@ -171,8 +171,7 @@ extension EventLog {
             !holder.hasSameUTF8(as: replicaID)
         else { return }
         let report = try session(of: entity)
-        let takenOver = report.claims.contains { $0.tookOver(from: replicaID) }
-        if takenOver {
+        if report.tookOver(from: replicaID) {
             throw EventLogError.takenOver(
                 entityType: entity.type, entityID: entity.id, holder: holder,
                 droppedOwn: report.droppedCount(of: replicaID))
