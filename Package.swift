@@ -12,7 +12,7 @@ import PackageDescription
 //                                                  the benchmark, the tests and ConvergenceLab (peerd lab)
 //   LabReport                                      a peerd lab run's report: JSON, terminal table, HTML
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
-//   CPacket
+//   CPacket, CZstd
 let package = Package(
     name: "PeerSync",
     products: [
@@ -41,6 +41,12 @@ let package = Package(
             providers: [.apt(["libsodium-dev"])]
         ),
         .systemLibrary(
+            // Batch compression on the wire (docs/protocol.md "Compressed batches").
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
+        .systemLibrary(
             // No pkgConfig: avahi-client.pc adds -D_REENTRANT, which SwiftPM
             // warns about; the headers are in /usr/include and the modulemap
             // links both libraries. scripts/setup.sh installs libavahi-client-dev.
@@ -61,7 +67,7 @@ let package = Package(
         ),
         .target(name: "PeerNet", dependencies: ["CLinux"]),
         .target(name: "Replica", dependencies: ["CSQLite", "CSodium"]),
-        .target(name: "SyncProtocol", dependencies: ["Replica", "PeerNet", "CSodium"]),
+        .target(name: "SyncProtocol", dependencies: ["Replica", "PeerNet", "CSodium", "CZstd"]),
         .target(name: "Lifecycle", dependencies: ["CLinux"]),
         .target(name: "Gossip", dependencies: ["SyncProtocol", "Replica", "PeerNet", "CLinux", "Lifecycle"]),
         .target(name: "Discovery", dependencies: ["CAvahi", "PeerNet", "Lifecycle"]),

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # chromium: the browser test opens the lab's HTML report headless (LabReportBrowserTests).
-packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev libmicrohttpd-dev curl tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 nftables chromium)
+packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev libzstd-dev libmicrohttpd-dev curl tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 nftables chromium)
 
 missing=()
 for package in "${packages[@]}"; do

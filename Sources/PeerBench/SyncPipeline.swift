@@ -47,6 +47,8 @@ struct SyncPipelineAnalysis {
         }
         while !fromSource.isEmpty || !fromTarget.isEmpty {
             if !fromSource.isEmpty {
+                // As `ConnectionCodec`: each encoder learns what the other direction's decoder saw.
+                toTarget.encoder.peerAcceptsCompression = toSource.decoder.peerOffersCompression
                 let message = try toTarget.carry(fromSource.removeFirst(), into: &result)
                 if case .events = message { result.batches += 1 }
                 fromTarget += result.targetNode.measure {
@@ -54,6 +56,7 @@ struct SyncPipelineAnalysis {
                 }
             }
             if !fromTarget.isEmpty {
+                toSource.encoder.peerAcceptsCompression = toTarget.decoder.peerOffersCompression
                 let message = try toSource.carry(fromTarget.removeFirst(), into: &result)
                 fromSource += result.sourceNode.measure {
                     step(&source, sourceLog) { $0.received(message, on: 1, now: 0) }
@@ -110,9 +113,10 @@ struct SyncPipelineAnalysis {
 struct PipelineChannel {
     let sealer: FrameSealer
     let opener: FrameOpener
-    var encoder = MessageEncoder()
+    /// Both daemons offer compressed batches, as `peerd run` does.
+    var encoder = MessageEncoder(compression: true)
     var frameDecoder = FrameDecoder()
-    var decoder = MessageDecoder()
+    var decoder = MessageDecoder(compression: true)
     var wireBytes = 0
     var frames = 0
 

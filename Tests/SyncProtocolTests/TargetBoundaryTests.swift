@@ -31,7 +31,8 @@ import Testing
         for (name, text) in files {
             let imported = Self.imports(text)
             #expect(
-                imported.isSubset(of: ["CSodium", "Foundation", "PeerNet", "Replica", "Synchronization"]), "\(name)")
+                imported.isSubset(of: ["CSodium", "CZstd", "Foundation", "PeerNet", "Replica", "Synchronization"]),
+                "\(name)")
             for forbidden in ["Thread", "DispatchQueue", "NSLock", "NSCondition", "Date()", "Socket", "EventLoop"] {
                 #expect(!text.contains(forbidden), "\(name) uses \(forbidden)")
             }

@@ -13,13 +13,17 @@ final class ConnectionCodec: @unchecked Sendable {
     private let queue: DispatchQueue
     private let sealer: FrameSealer
     private let opener: FrameOpener
-    private var encoder = MessageEncoder()
-    private var decoder = MessageDecoder()
+    private var encoder: MessageEncoder
+    private var decoder: MessageDecoder
 
     /// Seals large batches (a catch-up) at a lower CPU priority.
     private let catchUp: CatchUpWorker
 
-    init(id: ConnectionID, keys: SessionKeys, catchUp: CatchUpWorker) {
+    /// - Parameter compression: whether this side offers compressed batches;
+    ///   they flow only once the peer has declared that it offers them too.
+    init(id: ConnectionID, keys: SessionKeys, catchUp: CatchUpWorker, compression: Bool) {
+        encoder = MessageEncoder(compression: compression)
+        decoder = MessageDecoder(compression: compression)
         queue = DispatchQueue(label: "peersync.connection.\(id)")
         sealer = keys.sealer
         opener = keys.opener
@@ -43,6 +47,7 @@ final class ConnectionCodec: @unchecked Sendable {
 
     /// Codec queue only.
     private func encodeAndSeal(_ message: Message) -> Result<[UInt8], any Error> {
+        encoder.peerAcceptsCompression = decoder.peerOffersCompression
         let plaintext = encoder.encode(message)
         guard plaintext.count <= FrameSealer.maximumPlaintextSize else {
             return .failure(WireError.frameTooLarge(plaintext.count, limit: FrameSealer.maximumPlaintextSize))

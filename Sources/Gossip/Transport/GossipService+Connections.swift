@@ -111,7 +111,9 @@ extension GossipService {
 
     private func established(_ connection: PeerConnection, keys: SessionKeys) {
         if case .handshaking(_, let deadline) = connection.phase { loop.cancel(deadline) }
-        connection.phase = .established(ConnectionCodec(id: connection.id, keys: keys, catchUp: catchUpSealing))
+        connection.phase = .established(
+            ConnectionCodec(
+                id: connection.id, keys: keys, catchUp: catchUpSealing, compression: configuration.wireCompression))
         connection.decoder.maximumSize = Frame.maximumSize
         if connection.countedAsPending {
             connection.countedAsPending = false

@@ -42,6 +42,10 @@ public final class GossipService: Service, @unchecked Sendable {
         public var connectTimeoutMs: Int64 = 5_000
         /// How long a closing connection may take to write what is queued.
         public var lingerMs: Int64 = 2_000
+        /// Whether this node offers compressed batches; they flow on a
+        /// connection only when its peer offers them too (docs/protocol.md
+        /// "Compressed batches"). Off: it syncs as a build from before them.
+        public var wireCompression = true
 
         public init(replicaID: String, role: NodeRole = .peer) {
             node = SyncNode.Configuration(hello: Hello(replicaID: replicaID, role: role, listenPort: 0))

@@ -5,20 +5,47 @@ import Replica
 /// Reads the plaintext of sealed frames back into messages, keeping the
 /// connection's table of declared feeds. Any violation throws `WireError`.
 public struct MessageDecoder: Sendable {
-    private var feeds: [FeedID] = []
+    /// Declared feeds by index; `nil` where the peer declared a capability.
+    private var feeds: [FeedID?] = []
+    /// Whether this side offered compressed batches (its encoder declared
+    /// `WireCapability.zstd`); a compressed message is refused otherwise.
+    public let acceptsCompression: Bool
+    /// Whether the peer declared `WireCapability.zstd`: it decodes compressed batches.
+    public private(set) var peerOffersCompression = false
     /// The most feeds one connection may declare.
     public static let maximumFeeds = 1 << 20
     /// The most addresses one peer-exchange message may carry.
     public static let maximumAdverts = 1_024
 
-    public init() {}
+    public init(compression: Bool = false) {
+        acceptsCompression = compression
+    }
+
+    /// The most bytes a compressed message may declare: what one sealed
+    /// frame could carry plain.
+    public static let maximumDecompressedSize = FrameSealer.maximumPlaintextSize
 
     public mutating func decode(_ bytes: [UInt8]) throws -> Message {
+        guard bytes.first == MessageType.compressed.rawValue else { return try decodePlain(bytes) }
+        guard acceptsCompression else {
+            throw WireError.malformed("compressed message, but this node did not offer compression")
+        }
+        let content = try Zstd.decompress(bytes[1...], limit: MessageDecoder.maximumDecompressedSize)
+        guard content.first == MessageType.events.rawValue else {
+            let type = content.first.map { "type \($0)" } ?? "nothing"
+            throw WireError.malformed("compressed message holds \(type); only events may be compressed")
+        }
+        return try decodePlain(content)
+    }
+
+    private mutating func decodePlain(_ bytes: [UInt8]) throws -> Message {
         var reader = ByteReader(bytes)
         let typeByte = try reader.readByte("message type")
         guard let type = MessageType(rawValue: typeByte) else { throw WireError.unknownMessageType(typeByte) }
         let message: Message
         switch type {
+        case .compressed:
+            throw WireError.malformed("a compressed message inside a compressed message")
         case .hello:
             let replicaID = try reader.readString("replica id")
             guard !replicaID.isEmpty else { throw WireError.malformed("empty replica id") }
@@ -78,14 +105,22 @@ public struct MessageDecoder: Sendable {
             let replicaID = try reader.readString("feed replica id")
             let scope = try reader.readString("feed scope")
             guard !replicaID.isEmpty, !scope.isEmpty else { throw WireError.malformed("empty feed name") }
-            feeds.append(FeedID(replicaID: replicaID, scope: scope))
+            let feed = FeedID(replicaID: replicaID, scope: scope)
+            if feed.replicaID.utf8.elementsEqual(WireCapability.replicaID.utf8) {
+                // A capability: it takes an index, is never a feed; unknown ones are ignored.
+                if feed == WireCapability.zstd { peerOffersCompression = true }
+                feeds.append(nil)
+            } else {
+                feeds.append(feed)
+            }
         }
     }
 
     private func readFeed(_ reader: inout ByteReader) throws -> FeedID {
         let index = try reader.readVarint("feed index")
         guard index < UInt64(feeds.count) else { throw WireError.malformed("undeclared feed \(index)") }
-        return feeds[Int(index)]
+        guard let feed = feeds[Int(index)] else { throw WireError.malformed("feed \(index) is a capability") }
+        return feed
     }
 
     private func readHeads(_ reader: inout ByteReader) throws -> VectorCursor {
