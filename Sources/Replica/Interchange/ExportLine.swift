@@ -11,7 +11,11 @@ extension EventJSON {
     /// or a string per field; any other line takes the general path.
     public static func event(fromLineBytes bytes: UnsafeBufferPointer<UInt8>) throws -> Event? {
         var end = bytes.count
-        while end > 0, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[end - 1]) { end -= 1 }
+        while end > 0,
+            bytes[end - 1] == 0x20 || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D || bytes[end - 1] == 0x09
+        {
+            end -= 1
+        }
         if let event = ExportLine.event(UnsafeBufferPointer(rebasing: bytes[..<end])) { return event }
         let text = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
         let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -105,19 +109,16 @@ enum ExportLine {
         guard text.count == 36, text[8] == UInt8(ascii: "-"), text[13] == UInt8(ascii: "-"),
             text[18] == UInt8(ascii: "-"), text[23] == UInt8(ascii: "-")
         else { return nil }
-        // The 16 bytes, without an array per id: the digit pairs start at these offsets.
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let valid = withUnsafeMutableBytes(of: &value) { bytes -> Bool in
-            var index = 0
-            for position in 0..<16 {
-                if index == 8 || index == 13 || index == 18 || index == 23 { index += 1 }
-                guard let high = hexDigit(text[index]), let low = hexDigit(text[index + 1]) else { return false }
-                bytes[position] = high << 4 | low
-                index += 2
-            }
-            return true
+        // The 32 digits into two words: no array per id.
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        for index in 0..<36 where index != 8 && index != 13 && index != 18 && index != 23 {
+            guard let digit = hexDigit(text[index]) else { return nil }
+            if digits < 16 { high = high << 4 | UInt64(digit) } else { low = low << 4 | UInt64(digit) }
+            digits += 1
         }
-        return valid ? UUID(uuid: value) : nil
+        return withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
     }
 
     private static func hexDigit(_ byte: UInt8) -> UInt8? {
