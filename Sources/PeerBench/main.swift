@@ -7,7 +7,8 @@ import Foundation
 // or with `thin` a thin client's push and pull rates (`peerd-bench thin --help`),
 // or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`),
 // or with `topology` the mesh against the hub (`peerd-bench topology --help`),
-// or with `sessions` what single-writer sessions cost (`peerd-bench sessions --help`).
+// or with `sessions` what single-writer sessions cost (`peerd-bench sessions --help`),
+// or with `import` `peerd import` against in-process ingest (`peerd-bench import --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
@@ -24,6 +25,8 @@ do {
         try TopologyBenchmark(options: TopologyOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "sessions" {
         try SessionsBenchmark.parse(Array(arguments.dropFirst())).run()
+    } else if arguments.first == "import" {
+        try ImportBenchmark.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "simulate-scale" {
         try SimulateScale.parse(Array(arguments.dropFirst())).run()
     } else {

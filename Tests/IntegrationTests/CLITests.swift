@@ -104,6 +104,60 @@ struct CLITests {
         #expect(try ok(["events", "--json"], "b").isEmpty)
     }
 
+    /// `count` item events of two feeds as export lines, each item created then renamed.
+    private func exportLines(_ count: Int) -> [String] {
+        (1...count).map { index in
+            let feed = FeedID(replicaID: index % 2 == 0 ? "r-even" : "r-odd")
+            let seq = UInt64((index + 1) / 2)
+            let item = (index - 1) / 4
+            let payload =
+                seq % 2 == 1
+                ? #"{"name":"# + EventJSON.quoted("Bolt \"\(item)\" ✓") + #","quantity":\#(index),"type":"Created"}"#
+                : #"{"name":"Nut \#(item)","type":"Renamed"}"#
+            let event = Event(
+                eventID: UUID(), feed: feed, seq: seq, timeMs: 1_700_000_000_000 + Int64(index), entityType: "item",
+                entityID: "i\(feed.replicaID)-\(item)", payload: payload)
+            return EventJSON.line(for: event, offset: Int64(index), arrivalTimeMs: 1_700_000_000_000)
+        }
+    }
+
+    @Test("an import of several batches stores every event once, with CRLF and blank lines, and again stores none")
+    func importManyBatches() throws {
+        try ok(["init"], "b")
+        let lines = exportLines(25_001)
+        let file = temp.url("many.ndjson")
+        try (lines.joined(separator: "\r\n") + "\r\n\n  \n").write(to: file, atomically: true, encoding: .utf8)
+        #expect(
+            try ok(["import", file.path], "b")
+                == "imported 25001 new events, 0 already held, from 25001 lines of \(file.path)")
+        #expect(try ok(["import", file.path], "b").hasPrefix("imported 0 new events, 25001 already held"))
+        let items = try JSONDecoder().decode([Item].self, from: Data(try ok(["items", "--json"], "b").utf8))
+        #expect(items.count == 12_501)
+        #expect(items.allSatisfy { $0.name.hasPrefix("Nut ") || $0.name.hasPrefix("Bolt \"") })
+    }
+
+    @Test("a bad line after the first batches still stops the import before anything is stored")
+    func importBadLineLate() throws {
+        try ok(["init"], "b")
+        var lines = exportLines(25_000)
+        lines.insert(lines[24_000].replacingOccurrences(of: #""replica_write_offset":"#, with: #""seq":"#), at: 24_000)
+        let file = temp.url("late.ndjson")
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let result = try Executables.peerd(["import", file.path], data: temp.url("b"))
+        #expect(result.status == 1)
+        #expect(
+            result.stderr.contains("late.ndjson:24001: missing field \"replica_write_offset\"; nothing was imported"))
+        #expect(try ok(["events", "--json"], "b").isEmpty)
+        // The file is checked in two halves at once: a bad line in each, and the first in the file is the one named.
+        lines.insert("{}", at: 2)
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let both = try Executables.peerd(["import", file.path], data: temp.url("b"))
+        #expect(both.status == 1)
+        #expect(both.stderr.contains("late.ndjson:3: missing field"))
+        #expect(!both.stderr.contains("24002"))
+        #expect(try ok(["events", "--json"], "b").isEmpty)
+    }
+
     @Test("an unknown event type in an import is stored, replicated and counted as poison")
     func importUnknownEventType() throws {
         try ok(["init"], "a")

@@ -59,29 +59,52 @@ enum TransferCommands {
         return count
     }
 
+    /// Events per `ingest` call: one transaction each, and large enough that
+    /// the projection rows are written once per many batches (they are
+    /// deferred from 256 events and written every 20,000; see
+    /// `EventLog.Options.ProjectionWrites`). 10,000 events of ~300 bytes
+    /// are a few MB, however long the file.
+    static let importBatchSize = 10_000
+
     private static func importFile(_ path: String, into log: EventLog) throws {
         // Pass 1: every line must parse, so nothing is applied from a bad file.
-        var lines = 0
-        try forEachEventLine(in: path) { _, _ in lines += 1 }
-        // Pass 2: ingest in batches.
-        var batch: [Event] = []
+        // Nothing is kept, so memory does not grow with the file.
+        let lines = try checkEveryLine(of: path)
+        // Pass 2: a thread parses the file again into batches while this one ingests them.
+        let batches = BatchHandoff()
+        Thread.detachNewThread {
+            do {
+                var batch: [Event] = []
+                batch.reserveCapacity(importBatchSize)
+                try forEachEventLine(in: path, named: path) { event in
+                    batch.append(event)
+                    if batch.count == importBatchSize {
+                        try batches.put(batch)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { try batches.put(batch) }
+                batches.finish(nil)
+            } catch {
+                batches.finish(error)
+            }
+        }
         // Counts and problems only: keeping every stored event made memory grow with the file.
         var total = IngestReport()
         var storedCount = 0
-        func flush() throws {
-            let report = try log.ingest(batch)
-            storedCount += report.stored.count
-            total.duplicates += report.duplicates
-            total.forks += report.forks
-            total.gaps += report.gaps
-            total.invalid += report.invalid
-            batch.removeAll(keepingCapacity: true)
+        do {
+            while let batch = try batches.take() {
+                let report = try log.ingest(batch)
+                storedCount += report.stored.count
+                total.duplicates += report.duplicates
+                total.forks += report.forks
+                total.gaps += report.gaps
+                total.invalid += report.invalid
+            }
+        } catch {
+            batches.cancel()
+            throw error
         }
-        try forEachEventLine(in: path) { event, _ in
-            batch.append(event)
-            if batch.count == 1000 { try flush() }
-        }
-        try flush()
         try log.writePendingProjections()
         let problems = total.forks.map(\.description) + total.gaps.map(\.description) + total.invalid.map(\.description)
         for problem in problems { FileHandle.standardError.write(Data("peerd: warning: \(problem)\n".utf8)) }
@@ -93,28 +116,168 @@ enum TransferCommands {
         }
     }
 
-    /// Calls `body` with each non-empty line's event and line number; throws
-    /// at the first bad line, naming it.
-    private static func forEachEventLine(in path: String, _ body: (Event, Int) throws -> Void) throws {
+    /// Checks that every line of the file is an event and counts them: the
+    /// first and second half of a file of more than 4 MB on two threads (the
+    /// halves meet at a line break). Throws at the first bad line in the file.
+    private static func checkEveryLine(of path: String) throws -> Int {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        let size = Int64(status.st_size)
+        guard size > 4_000_000, let middle = try lineStart(after: size / 2, in: path), middle < size else {
+            return try forEachEventLine(in: path, named: path) { _ in }.events
+        }
+        let second = CheckedPart()
+        Thread.detachNewThread {
+            second.finish(Result { try forEachEventLine(in: path, from: middle) { _ in } })
+        }
+        let first = Result { try forEachEventLine(in: path, to: middle) { _ in } }
+        let secondResult = second.wait()
+        let firstCounts = try first.mapError { named($0, path: path, firstLine: 1) }.get()
+        let secondCounts = try secondResult.mapError { named($0, path: path, firstLine: firstCounts.lines + 1) }.get()
+        return firstCounts.events + secondCounts.events
+    }
+
+    /// The offset just after the first line break at or after `offset`, nil when there is none.
+    private static func lineStart(after offset: Int64, in path: String) throws -> Int64? {
         guard let file = fopen(path, "r") else {
             throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
+        guard fseeko(file, off_t(offset), SEEK_SET) == 0 else { return nil }
+        while true {
+            let byte = getc(file)
+            if byte == EOF { return nil }
+            if byte == 0x0A { return Int64(ftello(file)) }
+        }
+    }
+
+    /// A bad line, numbered from the start of the part of the file read.
+    private struct BadLine: Error {
+        var number: Int
+        var reason: String
+    }
+
+    /// `error` for the user: a bad line with its number in the file (the part read began at `firstLine`).
+    private static func named(_ error: any Error, path: String, firstLine: Int) -> any Error {
+        guard let bad = error as? BadLine else { return error }
+        return CommandError("\(path):\(firstLine + bad.number - 1): \(bad.reason); nothing was imported")
+    }
+
+    /// Calls `body` with each non-blank line's event in bytes `start..<end`
+    /// of the file (`start` at the beginning of a line); returns how many
+    /// events and lines there were. Throws `BadLine` at the first bad line,
+    /// or with `named` given, the message naming the file and line. Lines
+    /// are read as bytes, and a line in the shape `peerd export` writes is
+    /// read without building a JSON tree (`EventJSON.event(fromLineBytes:)`).
+    @discardableResult
+    private static func forEachEventLine(
+        in path: String, named: String? = nil, from start: Int64 = 0, to end: Int64 = .max,
+        _ body: (Event) throws -> Void
+    ) throws -> (events: Int, lines: Int) {
+        guard let file = fopen(path, "r") else {
+            throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        if start > 0, fseeko(file, off_t(start), SEEK_SET) != 0 {
+            throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        var position = start
         var buffer: UnsafeMutablePointer<CChar>?
         var capacity = 0
         defer { free(buffer) }
         var number = 0
-        while getline(&buffer, &capacity, file) >= 0, let buffer {
+        var events = 0
+        while position < end, case let length = getline(&buffer, &capacity, file), length >= 0, let buffer {
             number += 1
-            let line = String(cString: buffer).trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty { continue }
-            let event: Event
+            position += Int64(length)
+            let bytes = UnsafeBufferPointer(
+                start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length)
+            let event: Event?
             do {
-                event = try EventJSON.event(fromLine: line)
+                event = try EventJSON.event(fromLineBytes: bytes)
             } catch {
-                throw CommandError("\(path):\(number): \(error); nothing was imported")
+                let bad = BadLine(number: number, reason: "\(error)")
+                throw named.map { Self.named(bad, path: $0, firstLine: 1) } ?? bad
             }
-            try body(event, number)
+            if let event {
+                events += 1
+                try body(event)
+            }
         }
+        return (events, number)
+    }
+}
+
+/// The result of checking the second half of a file on a thread of its own.
+private final class CheckedPart: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    // Written once before `done` is signalled, read after it is waited for.
+    private var result: Result<(events: Int, lines: Int), any Error>?
+
+    func finish(_ result: Result<(events: Int, lines: Int), any Error>) {
+        self.result = result
+        done.signal()
+    }
+
+    func wait() -> Result<(events: Int, lines: Int), any Error> {
+        done.wait()
+        return result!
+    }
+}
+
+/// Batches of parsed events passed from the thread that reads the file to
+/// the one that ingests them. At most two wait, so memory stays at a few
+/// batches however long the file.
+private final class BatchHandoff: @unchecked Sendable {
+    // Every stored property is guarded by `condition`.
+    private let condition = NSCondition()
+    private var waiting: [[Event]] = []
+    private var finished = false
+    private var failure: (any Error)?
+    private var cancelled = false
+
+    /// The ingesting side gave up: the reader stops.
+    struct Cancelled: Error {}
+
+    /// Waits for room, then hands `batch` on; throws when the ingesting side gave up.
+    func put(_ batch: [Event]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting.count >= 2 && !cancelled { condition.wait() }
+        if cancelled { throw Cancelled() }
+        waiting.append(batch)
+        condition.broadcast()
+    }
+
+    /// No more batches: the file was read to its end, or reading it failed with `error`.
+    func finish(_ error: (any Error)?) {
+        condition.lock()
+        defer { condition.unlock() }
+        finished = true
+        failure = error
+        condition.broadcast()
+    }
+
+    /// The next batch; nil after the last one; throws what stopped the reader.
+    func take() throws -> [Event]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting.isEmpty && !finished { condition.wait() }
+        if !waiting.isEmpty {
+            condition.broadcast()
+            return waiting.removeFirst()
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    /// The ingesting side stopped: the reader stops at its next batch.
+    func cancel() {
+        condition.lock()
+        defer { condition.unlock() }
+        cancelled = true
+        condition.broadcast()
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the one-pass JSON readers over UTF-8 bytes share (`CanonicalForm`'s
 /// check, `FlatJSONObject`): a position in the bytes and the small steps.
 protocol ByteScanning {
@@ -16,8 +18,9 @@ extension ByteScanning {
     /// Steps over `word` when it is next.
     mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
-        guard index + count <= bytes.count else { return false }
-        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
+        guard index + count <= bytes.count, let base = bytes.baseAddress,
+            memcmp(base + index, word.utf8Start, count) == 0
+        else { return false }
         index += count
         return true
     }
@@ -37,7 +40,10 @@ extension ByteScanning {
         let digits = index - start
         guard digits >= 1 else { return nil }
         if bytes[start] == UInt8(ascii: "0") && (digits > 1 || negative) { return nil }
-        if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
+        // Compared one by one: an array literal here was a visible cost of reading every line of an import.
+        if index < bytes.count,
+            bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")
+        {
             return nil
         }
         return negative ? -value : value

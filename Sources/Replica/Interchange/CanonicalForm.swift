@@ -24,6 +24,16 @@ enum CanonicalForm {
         return verdict ?? false
     }
 
+    /// Where the canonical JSON object at `start` of `bytes` ends (the index
+    /// after its `}`), nil when it is not one; `depth` is the nesting it sits
+    /// at, so that the depth limit is the parser's for the enclosing text.
+    static func canonicalObjectEnd(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, depth: Int) -> Int? {
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "{") else { return nil }
+        var scanner = Scanner(bytes: bytes)
+        scanner.index = start
+        return scanner.value(depth: depth) ? scanner.index : nil
+    }
+
     /// A single pass over the bytes that refuses anything not canonical.
     private struct Scanner: ByteScanning {
         let bytes: UnsafeBufferPointer<UInt8>

@@ -1,0 +1,232 @@
+import Foundation
+import Replica
+
+/// `peerd-bench import`: `peerd import FILE` as a real process against the
+/// same events stored in this process, so the import reads next to the
+/// catch-up rate it should reach (issue 16). Builds an NDJSON file as
+/// `peerd export` writes it (4 origin feeds interleaved, item payloads,
+/// about 295 bytes a line), then times, in the same run: raw SQLite
+/// inserting the same rows (the baseline), `EventLog.ingest` of the same
+/// events in batches of the size sync catch-up asks for (the catch-up rate
+/// without the network), and `peerd import FILE` with the time taken around
+/// the child process (start, parse, ingest, exit).
+///
+/// ```
+/// peerd-bench import [--events N] [--peerd PATH]... [--dir DIR]
+/// ```
+struct ImportBenchmark {
+    var events = 1_000_000
+    /// Catch-up pages: `SyncSession.Configuration.batchEvents`.
+    var batch = 5_000
+    /// Each binary gets its own `peerd import` row (e.g. before and after a change).
+    var peerds: [String] = []
+    var directory: String?
+    /// `--help` was given: print `usage` and do nothing else.
+    var helpRequested = false
+
+    static let usage = """
+        usage: peerd-bench import [--events N] [--peerd PATH]... [--dir DIR]
+
+        Writes N events (default 1000000) of 4 origin feeds as NDJSON, the way `peerd export` writes
+        them, then times raw SQLite inserting the same rows, EventLog.ingest of the same events in
+        batches of 5000 (the page sync catch-up asks for), and `peerd import FILE` as a child process
+        into a fresh data directory; prints events/s and the ratio to raw SQLite for each, and the
+        peak RSS and CPU time of the import process.
+
+          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench); give it more than
+                         once to time several binaries (e.g. before and after a change) in one run
+          --dir DIR      work directory, kept afterwards with the NDJSON file import.ndjson
+                         (default: a temporary one, removed)
+        """
+
+    static func parse(_ arguments: [String]) throws -> ImportBenchmark {
+        var benchmark = ImportBenchmark()
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            switch flag {
+            case "--events":
+                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--peerd": benchmark.peerds.append(try BenchOptions.value(after: flag, in: &remaining))
+            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
+            case "--help", "-h": benchmark.helpRequested = true
+            default: throw UsageError("import: unknown argument \(flag) (see `peerd-bench import --help`)")
+            }
+        }
+        return benchmark
+    }
+
+    func run() throws {
+        if helpRequested {
+            print(ImportBenchmark.usage)
+            return
+        }
+        let peerds = peerds.isEmpty ? [try SyncDaemon.locatePeerd()] : peerds
+        let workspace = try Workspace(directory: directory)
+        defer { workspace.finish() }
+        let workload = ImportWorkload(events: events, wallClockMs: SizeBenchmark.wallClockMs())
+        progress("peerd-bench import: \(events) events, work directory \(workspace.path)")
+
+        let file = (workspace.path as NSString).appendingPathComponent("import.ndjson")
+        // Kept in a --dir work directory, for profiling `peerd import` on it.
+        defer { if directory == nil { try? FileManager.default.removeItem(atPath: file) } }
+        let fileBytes = try workload.writeNDJSON(to: file)
+        progress("import: wrote \(fileBytes) bytes of NDJSON; raw SQLite ...")
+        let (raw, rawCPU) = try rawSeconds(workload, workspace: workspace)
+        progress("import: EventLog.ingest in batches of \(batch) ...")
+        let (ingest, ingestCPU) = try ingestSeconds(workload, workspace: workspace)
+        var imports: [(peerd: String, run: ImportRun)] = []
+        for peerd in peerds {
+            progress("import: \(peerd) import ...")
+            imports.append((peerd, try importRun(peerd: peerd, file: file, workspace: workspace)))
+        }
+
+        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
+        let lineBytes = Double(fileBytes) / Double(events)
+        var rows = [
+            row(
+                "raw SQLite insert (integer primary key only), batches of \(Report.grouped(Double(batch)))", raw, raw,
+                cpuSeconds: rawCPU),
+            row(
+                "EventLog.ingest in process, batches of \(Report.grouped(Double(batch))) (catch-up)", ingest, raw,
+                cpuSeconds: ingestCPU),
+        ]
+        for (peerd, run) in imports {
+            let name = "`peerd import FILE`" + (peerds.count > 1 ? " (\(peerd))" : "") + ", whole process"
+            rows.append(row(name, run.seconds, raw, peakMiB: run.peakMiB, cpuSeconds: run.cpuSeconds))
+        }
+        print(
+            """
+            ## peerd-bench import: \(Report.grouped(Double(events))) events, run \(date)Z
+
+            - machine: \(Report.machine)
+            - file: \(String(format: "%.1f", Double(fileBytes) / 1e6)) MB of NDJSON as `peerd export` writes it, \
+            \(String(format: "%.0f", lineBytes)) bytes a line, 4 origin feeds interleaved, item payloads
+            - CPU s: process CPU time (user + system) in the timed calls; for `peerd import`, utime + stime of \
+            the child (all its threads), and peak RSS its VmHWM (both sampled every 20 ms until it exits)
+
+            | what | events/s | seconds | vs raw SQLite | peak RSS MiB | CPU s |
+            |---|---:|---:|---:|---:|---:|
+            \(rows.joined(separator: "\n"))
+            """)
+    }
+
+    private func row(
+        _ name: String, _ seconds: Double, _ rawSeconds: Double, peakMiB: Double? = nil, cpuSeconds: Double? = nil
+    ) -> String {
+        "| \(name) | \(Report.grouped(Double(events) / seconds)) | \(String(format: "%.2f", seconds)) | "
+            + "\(String(format: "%.2f×", rawSeconds / seconds)) | "
+            + "\(peakMiB.map { String(format: "%.0f", $0) } ?? "") | "
+            + "\(cpuSeconds.map { String(format: "%.1f", $0) } ?? "") |"
+    }
+
+    /// Raw SQLite inserting the rows of the same events in the same batches.
+    private func rawSeconds(_ workload: ImportWorkload, workspace: Workspace) throws -> (Double, cpu: Double) {
+        let path = workspace.freshDatabase("import-raw.db")
+        defer { workspace.remove(path) }
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        var watch = Stopwatch()
+        try workload.forEachBatch(batch) { events in
+            let rows = events.map(workload.rawRow)
+            try watch.measure { try table.insert(rows) }
+        }
+        try watch.measure { try table.finish() }
+        return (watch.seconds, watch.cpuSeconds)
+    }
+
+    /// `EventLog.ingest` of the same events into a fresh log, as sync catch-up calls it.
+    private func ingestSeconds(_ workload: ImportWorkload, workspace: Workspace) throws -> (Double, cpu: Double) {
+        let path = workspace.freshDatabase("import-ingest.db")
+        defer { workspace.remove(path) }
+        let log = try EventLog.create(at: path, replicaID: "bench-import")
+        var watch = Stopwatch()
+        try workload.forEachBatch(batch) { events in
+            let report = try watch.measure { try log.ingest(events) }
+            try BenchmarkFailure.check(report, offered: events.count)
+        }
+        try watch.measure { try log.writePendingProjections() }
+        return (watch.seconds, watch.cpuSeconds)
+    }
+
+    /// `peerd import FILE` into a fresh data directory; the time is taken
+    /// around the child process, from its start to its exit.
+    private func importRun(peerd: String, file: String, workspace: Workspace) throws -> ImportRun {
+        let data = (workspace.path as NSString).appendingPathComponent("import-data")
+        try? FileManager.default.removeItem(atPath: data)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let log = (workspace.path as NSString).appendingPathComponent("import.log")
+        try SyncDaemon.runToCompletion(peerd: peerd, arguments: ["init", "--data", data], logPath: log)
+        let start = ContinuousClock.now
+        let daemon = try SyncDaemon(
+            name: "peerd import", peerd: peerd, arguments: ["import", file, "--data", data], logPath: log)
+        var last = daemon.sample()
+        while daemon.child.waitForExit(timeout: .milliseconds(20)) == nil {
+            let sample = daemon.sample()
+            if sample.peakMiB.isFinite { last = sample }
+        }
+        let seconds = (ContinuousClock.now - start).seconds
+        let result = try daemon.child.waitForResult()
+        guard result.status == 0, result.stdout.contains("imported \(events) new events, 0 already held") else {
+            throw SyncDaemonError(
+                "peerd import exited with \(result.status): \(result.stdout) \(daemon.logTail())")
+        }
+        return ImportRun(seconds: seconds, peakMiB: last.peakMiB, cpuSeconds: last.cpuSeconds)
+    }
+}
+
+/// One `peerd import` child: wall time, and its last `/proc` sample before it exited.
+struct ImportRun {
+    var seconds: Double
+    var peakMiB: Double
+    var cpuSeconds: Double
+}
+
+/// The events of the import benchmark: the catch-up workload of
+/// `peerd-bench sync` (recent items hot, 20,000 items, 4 origin feeds
+/// interleaved), regenerated from the same seed for every row.
+struct ImportWorkload {
+    let events: Int
+    let wallClockMs: Int64
+
+    /// Calls `body` with the events in batches of `size`, in export order.
+    func forEachBatch(_ size: Int, _ body: ([Event]) throws -> Void) throws {
+        var source = RemoteEventSource(
+            workload: ItemWorkload(eventCount: events, maxItems: 20_000, distribution: .recentHot), origins: 4,
+            wallClockMs: wallClockMs)
+        while true {
+            let batch = source.nextBatch(size)
+            if batch.isEmpty { break }
+            try body(batch)
+        }
+    }
+
+    /// Writes every event as `peerd export` writes it (this node's offset
+    /// and arrival time included); returns the file's size in bytes.
+    func writeNDJSON(to path: String) throws -> Int {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let handle = FileHandle(forWritingAtPath: path)
+        else { throw SyncDaemonError("cannot write \(path)") }
+        defer { try? handle.close() }
+        var offset: Int64 = 0
+        var bytes = 0
+        try forEachBatch(10_000) { batch in
+            var text = ""
+            for event in batch {
+                offset += 1
+                text += EventJSON.line(for: event, offset: offset, arrivalTimeMs: wallClockMs + offset / 100) + "\n"
+            }
+            let data = Data(text.utf8)
+            bytes += data.count
+            try handle.write(contentsOf: data)
+        }
+        return bytes
+    }
+
+    /// The raw baseline's row of `event`: its feed's number, its item as the entity.
+    func rawRow(_ event: Event) -> RawRow {
+        let origin = Int64(event.feed.replicaID.dropFirst("origin-".count)) ?? 0
+        return RawRow(
+            feed: origin, seq: Int64(event.seq), eventID: withUnsafeBytes(of: event.eventID.uuid) { Array($0) },
+            timeMs: event.timeMs, entity: (Int64(event.entityID.dropFirst()) ?? 0) + 1, entityID: event.entityID,
+            payload: event.payload, arrivalMs: wallClockMs)
+    }
+}
