@@ -40,7 +40,7 @@ final class RawEventTable {
     private var pendingEvents = 0
 
     /// Creates the database and its tables; the pragmas are those `EventLog`
-    /// sets (WAL, `synchronous=FULL`, 64 MiB cache, checkpoint every 10,000
+    /// sets (WAL, `synchronous=FULL`, 8 MiB cache, checkpoint every 10,000
     /// pages), so that only the work differs.
     init(path: String, shape: Shape) throws {
         var handle: OpaquePointer?
@@ -56,7 +56,7 @@ final class RawEventTable {
                 """
                 PRAGMA journal_mode = WAL;
                 PRAGMA synchronous = FULL;
-                PRAGMA cache_size = -65536;
+                PRAGMA cache_size = -8192;
                 PRAGMA wal_autocheckpoint = 10000;
                 PRAGMA temp_store = MEMORY;
                 CREATE TABLE events (

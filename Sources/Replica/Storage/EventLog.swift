@@ -158,7 +158,7 @@ public final class EventLog {
         try db.execute(
             """
             PRAGMA synchronous = \(options.durability.rawValue);
-            PRAGMA cache_size = -65536;
+            PRAGMA cache_size = -8192;
             PRAGMA wal_autocheckpoint = 10000;
             PRAGMA temp_store = MEMORY;
             """)
