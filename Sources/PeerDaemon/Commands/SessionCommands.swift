@@ -72,7 +72,10 @@ enum SessionCommands {
             if arguments.has("json") { return print(report) }
             let value = try JSONValue.parse(report)
             let holder = value["holder"]?.stringValue.map { "\($0) (\(value["mode"]?.stringValue ?? ""))" } ?? "nobody"
-            print("\(words[0]) \(words[1]): held by \(holder)")
+            // Through `Output`, as `printTable` writes, so the lines keep their order.
+            var heading = Output()
+            heading.line("\(words[0]) \(words[1]): held by \(holder)")
+            heading.flush()
             if case .array(let claims)? = value["claims"] {
                 let rows = claims.map { claim in
                     [
@@ -82,7 +85,9 @@ enum SessionCommands {
                 }
                 if !rows.isEmpty { printTable(header: ["CLAIM", "CLAIMANT", "OUTCOME"], rows: rows) }
             }
-            print("dropped events: \(value["dropped_count"].map { $0.canonicalText } ?? "0")")
+            var footer = Output()
+            footer.line("dropped events: \(value["dropped_count"].map { $0.canonicalText } ?? "0")")
+            footer.flush()
         },
         Command(
             path: ["dropped"], usage: "dropped TYPE ID [--json]",
