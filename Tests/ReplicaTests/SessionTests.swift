@@ -218,4 +218,27 @@ struct SessionTests {
         #expect(try reopened.projection(Item.self, id: "m1")?.quantity == 0)
         #expect(try session(reopened).dropped.count == 1)
     }
+
+    @Test("An entity claimed before anything else happened to it has no projection until its first event")
+    func claimAloneMakesNoProjection() throws {
+        let a = try makeLog("a")
+        try a.claim(entityType: Item.entityType, entityID: "m1")
+        #expect(try a.projection(Item.self, id: "m1") == nil)
+        #expect(try a.projections(Item.self).isEmpty)
+        let empty = try makeLog("empty")
+        #expect(try a.stateHash() == empty.stateHash())
+        try a.writePendingProjections()
+        #expect(try a.projection(Item.self, id: "m1") == nil)
+        #expect(try a.checkIntegrity(refold: true).findings.isEmpty)
+        let b = try makeLog("b")
+        try sync(a, to: b)
+        try b.writePendingProjections()
+        #expect(
+            refusal { try write(b, 1) }
+                == EventLogError.entityHeld(entityType: "item", entityID: "m1", holder: "a").description)
+        try write(a, 4)
+        #expect(try a.projection(Item.self, id: "m1")?.quantity == 4)
+        #expect(try session(a).state.holder == "a")
+        #expect(try a.checkIntegrity(refold: true).findings.isEmpty)
+    }
 }

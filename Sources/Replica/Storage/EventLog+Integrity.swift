@@ -184,7 +184,7 @@ private struct IntegrityCheck {
 
     /// Every projection of a folded type against a fresh fold of its chain.
     mutating func checkProjections() throws {
-        var current = try log.syncPending()
+        let current = try log.syncPending()
         // A chain link must point back; one that does not could make the walk loop.
         let forward = try db.cached(
             "SELECT local_offset, entity_prev FROM events WHERE entity_prev >= local_offset ORDER BY local_offset LIMIT 10"
@@ -210,7 +210,12 @@ private struct IntegrityCheck {
             let type = entities.text(1)
             guard let domain = log.domains[type] else { continue }
             let id = entities.text(2)
-            let held = current.states[row]?.encoded() ?? (entities.isNull(3) ? nil : entities.text(3))
+            let held: String?
+            if var pending = current.states[row] {
+                held = pending.hasState ? pending.encoded() : nil
+            } else {
+                held = entities.isNull(3) ? nil : entities.text(3)
+            }
             let head = current.heads[row] ?? (entities.isNull(4) ? nil : entities.int64(4))
             let count = stored[row] ?? 0
             func finding(_ kind: Finding.Kind, _ detail: String) -> Finding {
@@ -235,16 +240,18 @@ private struct IntegrityCheck {
             }
             let history = chain.map(\.stored.event).sorted { $0.orderKey < $1.orderKey }
             var poison: [UUID] = []
-            let fresh = domain.encode(
-                domain.apply(
-                    Fold.resolve(inCanonicalOrder: history).effective, to: domain.state(entityID: id, from: nil),
-                    poison: &poison))
+            let fresh =
+                EventLog.hasProjection(history)
+                ? domain.encode(
+                    domain.apply(
+                        Fold.resolve(inCanonicalOrder: history).effective, to: domain.state(entityID: id, from: nil),
+                        poison: &poison)) : nil
             if held != fresh {
                 report.findings.append(
                     finding(
                         .projection,
                         "the projection is \(held.map { String($0.prefix(160)) } ?? "missing"), a fresh fold of its "
-                            + "\(history.count) events gives \(fresh.prefix(160))"))
+                            + "\(history.count) events gives \(fresh.map { String($0.prefix(160)) } ?? "none")"))
             }
             refolded += 1
         }

@@ -77,8 +77,10 @@ extension EventLog {
         guard let current = pending, !current.isEmpty else { return }
         pending = nil
         for (entityRow, head) in current.heads.sorted(by: { $0.key < $1.key }) {
-            guard var folded = current.states[entityRow] else {
-                try db.statement("UPDATE entities SET last_offset = ? WHERE id = ?").run([.int(head), .int(entityRow)])
+            guard var folded = current.states[entityRow], folded.hasState else {
+                try db.statement(
+                    "UPDATE entities SET last_offset = ?, holder = ? WHERE id = ?"
+                ).run([.int(head), current.states[entityRow]?.holder.map { .text($0) } ?? .null, .int(entityRow)])
                 continue
             }
             let stateJSON = folded.encoded()
@@ -197,9 +199,11 @@ extension EventLog {
         poisonIDs += (resolution.cancelled + resolution.dropped.map(\.event))
             .filter { !domain.decodesStoredEvent($0.payload) && !domain.decodes($0.payload) }.map(\.eventID)
         record(poisonIDs, in: history.events, offsets: history.offsets, into: &poison)
-        return FoldedEntity(
+        var folded = FoldedEntity(
             domain: domain, state: state, lastKey: history.events[history.events.count - 1].orderKey,
             holder: resolution.session.holder)
+        folded.hasState = Self.hasProjection(history.events)
+        return folded
     }
 
     private func record(_ poisonIDs: [UUID], in events: [Event], offsets: [Int64], into poison: inout Set<Int64>) {
@@ -208,11 +212,22 @@ extension EventLog {
         for (event, offset) in zip(events, offsets) where ids.contains(event.eventID) { poison.insert(offset) }
     }
 
+    /// True when a history holds an event other than a session event: an
+    /// entity claimed before anything else happened to it has no projection.
+    static func hasProjection(_ history: [Event]) -> Bool {
+        history.contains { SessionEvent.parse($0.payload) == nil }
+    }
+
     /// Inside a transaction, after `syncPending()`: the writer holding an
     /// entity of a folded type after its newest event; nil when it is free.
     func holder(entityRow: Int64, domain: Domain) throws -> String? {
         if let folded = pending?.states[entityRow] { return folded.holder }
-        return try storedFold(entityRow, domain: domain)?.holder
+        if let folded = try storedFold(entityRow, domain: domain) { return folded.holder }
+        // An entity with session events alone has no projection row, only its holder.
+        let statement = try db.cached("SELECT holder FROM entities WHERE id = ?")
+        try statement.bind([.int(entityRow)])
+        defer { statement.reset() }
+        return try statement.step() && !statement.isNull(0) ? statement.text(0) : nil
     }
 
     /// The projection row of an entity as stored, decoded.

@@ -9,7 +9,9 @@ extension EventLog {
             try statement.bind([.text(Entity.entityType), .text(id)])
             guard try statement.step() else { return nil }
             let entityRow = statement.int64(0)
-            if let folded = current.states[entityRow] { return try decodeProjection(Entity.self, folded) }
+            if let folded = current.states[entityRow] {
+                return folded.hasState ? try decodeProjection(Entity.self, folded) : nil
+            }
             return statement.isNull(1) ? nil : try decodeProjection(Entity.self, statement.text(1))
         }
     }
@@ -25,7 +27,7 @@ extension EventLog {
             while try statement.step() {
                 let entityRow = statement.int64(0)
                 if let folded = current.states[entityRow] {
-                    result.append(try decodeProjection(Entity.self, folded))
+                    if folded.hasState { result.append(try decodeProjection(Entity.self, folded)) }
                 } else if !statement.isNull(1) {
                     result.append(try decodeProjection(Entity.self, statement.text(1)))
                 }
@@ -60,6 +62,8 @@ extension EventLog {
             while try statement.step() {
                 let entityRow = statement.int64(0)
                 // Encoded in place, so the text is kept for the next hash and the row write.
+                let folded = pending?.states[entityRow]
+                if let folded, !folded.hasState { continue }
                 let pendingJSON = pending?.states[entityRow]?.encoded()
                 guard pendingJSON != nil || !statement.isNull(3) else { continue }
                 // Column bytes are hashed where SQLite holds them: no String per column.

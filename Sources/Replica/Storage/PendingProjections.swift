@@ -44,6 +44,9 @@ struct FoldedEntity {
     var stateJSON: String?
     /// The writer holding the entity after `lastKey` (`entities.holder`); nil: free.
     var holder: String?
+    /// False while the entity holds session events alone: it has no
+    /// projection yet (`entities.state` stays NULL, reads find no entity).
+    var hasState = true
 
     init(
         domain: Domain, state: any Sendable, lastKey: EventOrderKey, stateJSON: String? = nil, holder: String? = nil
