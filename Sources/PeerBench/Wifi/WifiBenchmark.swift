@@ -196,15 +196,16 @@ struct WifiBenchmark {
             "| building A in process (not timed as sync) | " + String(format: "%.1f s", results.buildSeconds) + " |")
         let target = "\(Report.grouped(Double(Self.targetEvents))) events in ≤ \(Int(Self.targetSeconds)) s"
         let verdict: String
-        if options.events == Self.targetEvents {
+        let targetLink = options.rate == "20mbit" && options.lossPercent == 0.5
+        if options.events == Self.targetEvents && targetLink {
             verdict =
                 "- \(results.seconds <= Self.targetSeconds ? "met" : "**not met**"): \(target) "
                 + String(format: "(%.1f s)", results.seconds)
         } else {
             verdict =
-                "- not measured: \(target); at this run's rate 1M events would take about "
-                + String(format: "%.0f s", Double(Self.targetEvents) / max(rate, 1e-9))
-                + " (run with `--events 1000000` to measure it)"
+                "- not measured: \(target) on a 20mbit link with 0.5 % loss; at this run's rate 1M events would "
+                + String(format: "take about %.0f s", Double(Self.targetEvents) / max(rate, 1e-9))
+                + (targetLink ? " (run with `--events 1000000` to measure it)" : " on this run's link")
         }
         return ["### Catch-up over the shaped link", ""] + rows + ["", "### Target", "", verdict]
     }
