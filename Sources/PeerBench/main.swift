@@ -8,7 +8,9 @@ import Foundation
 // or with `lab` discovery and first sync across network namespaces (`peerd-bench lab --help`),
 // or with `topology` the mesh against the hub (`peerd-bench topology --help`),
 // or with `sessions` what single-writer sessions cost (`peerd-bench sessions --help`),
-// or with `import` `peerd import` against in-process ingest (`peerd-bench import --help`).
+// or with `import` `peerd import` against in-process ingest (`peerd-bench import --help`),
+// or with `wifi` catch-up over a shaped, lossy link between namespaces (`peerd-bench wifi --help`;
+// `link-probe` is its raw TCP transfer, run inside the hosts).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
@@ -27,6 +29,10 @@ do {
         try SessionsBenchmark.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "import" {
         try ImportBenchmark.parse(Array(arguments.dropFirst())).run()
+    } else if arguments.first == "wifi" {
+        try await WifiBenchmark(options: WifiOptions.parse(Array(arguments.dropFirst()))).run()
+    } else if arguments.first == "link-probe" {
+        try LinkProbe.main(Array(arguments.dropFirst()))
     } else if arguments.first == "simulate-scale" {
         try SimulateScale.parse(Array(arguments.dropFirst())).run()
     } else {

@@ -1,0 +1,225 @@
+import Foundation
+import NetworkLab
+import Replica
+import SyncProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `peerd-bench wifi`: catch-up of a fresh replica over a Wi-Fi-like link, printed as Markdown beside the
+/// link's own throughput measured in the same run. Two hosts of `scripts/netlab.sh` (``NetLab``): each
+/// host's link shaped by `tc tbf`, host 1 dropping packets at random both ways; a raw TCP transfer
+/// (``LinkProbe``) from host 1 to host 2 measures the link; then `peerd run` of A (host 1, a log built with
+/// the workload of `peerd-bench sync`) and of a fresh B (host 2, `--peer A`), timed from B's launch until
+/// B's database holds every event. The lab is taken down at the end, also on failure.
+struct WifiBenchmark {
+    let options: WifiOptions
+
+    /// The 1M-event target of issue 16: a fresh replica catches up within this many seconds on the link.
+    static let targetSeconds = 20.0
+    static let targetEvents = 1_000_000
+    /// The port of the link probe's receiver in host 2.
+    private static let probePort = "5201"
+
+    /// Everything one run measured.
+    struct Results {
+        var buildSeconds = 0.0
+        var payloadBytes = 0
+        var probeBytes = 0
+        var probeSeconds = 0.0
+        var seconds = 0.0
+        var firstEventSeconds: Double?
+        var receivedBytes: Double?
+        var sentBytes: Double?
+        var sourcePeakMiB = Double.nan
+        var receiverPeakMiB = Double.nan
+
+        var probeMegabitsPerSecond: Double { probeSeconds > 0 ? Double(probeBytes) * 8 / 1e6 / probeSeconds : 0 }
+    }
+
+    func run() async throws {
+        if options.helpRequested {
+            print(WifiOptions.usage)
+            return
+        }
+        let peerd = try options.peerd.map(ShellBenchmark.checkedBinary) ?? SyncDaemon.locatePeerd()
+        let bench = try Self.ownExecutable()
+        if let reason = NetLab.unavailableReason(executables: [peerd, bench]) {
+            throw LabBenchmarkError("wifi: \(reason)")
+        }
+        for tool in ["/usr/sbin/tc", "/usr/sbin/nft", "/usr/bin/curl"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw LabBenchmarkError("wifi: needs \(tool) (packages iproute2, nftables, curl)")
+        }
+        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
+        emit([
+            "## peerd-bench wifi: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(date)Z",
+            "",
+            "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`",
+            "- machine: \(Report.machine); load average (1 min) \(ShellBenchmark.loadAverage)",
+            "- link: two hosts of scripts/netlab.sh (network namespaces on one bridge); each host's eth0 "
+                + "`tc tbf rate \(options.rate) burst 32kbit latency 50ms` (both directions), host 1 drops "
+                + "\(options.lossPercent) % of the packets it sends and of those it receives at random (nftables)",
+        ])
+        var results = Results()
+        try await NetLab.with(hosts: 2, prefix: "bw", network: "10.82", peerd: peerd, directory: options.directory) {
+            lab in
+            let key = ClusterKey.generate()
+            let source = try buildSource(in: lab.directory.appendingPathComponent("A"), key: key, into: &results)
+            progress("wifi: shaping the link to \(options.rate), \(options.lossPercent) % loss each way")
+            for host in 1...2 { try await lab.limitRate(of: host, to: options.rate) }
+            try await lab.dropAtRandom(on: 1, perHundredThousand: Int((options.lossPercent * 1_000).rounded()))
+            try await probeLink(lab, bench: bench, into: &results)
+            try await catchUp(lab, source: source, key: key, into: &results)
+        }
+        emit(report(results))
+    }
+
+    /// A's data directory: the cluster key and a log of `events` events of 4 origin feeds, ingested in
+    /// process as `peerd-bench sync` builds its source (not timed as sync).
+    private func buildSource(in directory: URL, key: ClusterKey, into results: inout Results) throws -> LabNode {
+        progress("wifi: building A with \(Report.grouped(Double(options.events))) events (4 origin feeds) ...")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try key.write(toFile: directory.appendingPathComponent("cluster.key").path)
+        let log = try EventLog.create(
+            at: directory.appendingPathComponent("replica.db").path, replicaID: "bench-source")
+        let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: options.events, into: log)
+        results.payloadBytes = filled.payloadBytes
+        results.buildSeconds = filled.seconds
+        return LabNode(name: "A", host: 1, data: directory, replicaID: "bench-source")
+    }
+
+    /// The raw TCP transfer from host 1 to host 2 through the shaped link.
+    private func probeLink(_ lab: NetLab, bench: String, into results: inout Results) async throws {
+        let bytes = options.probeMegabytes * 1_000_000
+        progress("wifi: raw TCP, \(options.probeMegabytes) MB from host 1 to host 2 ...")
+        let receiver = try await lab.spawn(
+            "link-probe receive", on: 2, [bench, "link-probe", "receive", Self.probePort])
+        try await lab.wait("the link probe listening") {
+            receiver.stdout.lines.contains { $0.hasPrefix("link-probe: listening") }
+        }
+        let sent = try await lab.exec(
+            1, [bench, "link-probe", "send", lab.address(of: 2), Self.probePort, "\(bytes)"])
+        guard sent.status == 0 else { throw LabFailure("link-probe send: \(sent)") }
+        var measured: (bytes: Int, seconds: Double)?
+        try await lab.wait("the link probe's figure") {
+            measured = receiver.stdout.lines.first { $0.hasPrefix(LinkProbe.prefix) }.flatMap(LinkProbe.parse)
+            return measured != nil
+        }
+        guard let measured, measured.bytes == bytes else {
+            throw LabFailure("link probe received \(measured?.bytes ?? 0) of \(bytes) bytes")
+        }
+        (results.probeBytes, results.probeSeconds) = measured
+        progress(String(format: "wifi: link: %.2f Mbit/s", results.probeMegabitsPerSecond))
+    }
+
+    /// `peerd run` of A on host 1 and of a fresh B on host 2 dialing it; timed from B's launch until B
+    /// holds every event, then both daemons' byte counters and peak memory.
+    private func catchUp(_ lab: NetLab, source: LabNode, key: ClusterKey, into results: inout Results) async throws {
+        let (receiver, _) = try await lab.initNode("B", on: 2, joining: key.code)
+        let a = try await lab.start(source, extra: ["--no-mdns"])
+        let counter = try ReadOnlyEventCounter(path: receiver.data.appendingPathComponent("replica.db").path)
+        progress("wifi: B joins A and fetches \(Report.grouped(Double(options.events))) events ...")
+        let b = try await lab.start(receiver, peers: ["\(lab.address(of: 1)):4100"], extra: ["--no-mdns"])
+        var lastReport = Date()
+        let timeout = max(300.0, Double(options.events) / 1_000)
+        try await lab.wait(
+            "B holding \(options.events) events", timeout: .seconds(timeout), every: .milliseconds(50)
+        ) {
+            guard a.isRunning, b.isRunning else { throw LabFailure("a daemon ended during the catch-up") }
+            let held = try counter.count()
+            let elapsed = Date().timeIntervalSince(b.startedAt)
+            if held > 0 && results.firstEventSeconds == nil { results.firstEventSeconds = elapsed }
+            if Date().timeIntervalSince(lastReport) > 10 {
+                lastReport = Date()
+                progress(String(format: "wifi: %.0f s, B holds %@ events", elapsed, Report.grouped(Double(held))))
+            }
+            return held >= options.events
+        }
+        results.seconds = Date().timeIntervalSince(b.startedAt)
+        results.receivedBytes = try await Self.metric("peersync_bytes_received_total", of: lab, host: 2)
+        results.sentBytes = try await Self.metric("peersync_bytes_sent_total", of: lab, host: 1)
+        results.sourcePeakMiB = ChildStats(pid: a.pid).peakMiB
+        results.receiverPeakMiB = ChildStats(pid: b.pid).peakMiB
+        progress(
+            String(
+                format: "wifi: %@ events in %.1f s = %@ events/s", Report.grouped(Double(options.events)),
+                results.seconds, Report.grouped(Double(options.events) / results.seconds)))
+        try await lab.stop(b)
+        try await lab.stop(a)
+    }
+
+    /// The value of counter `name` on the `/metrics` of the daemon in host `host` (its API on 127.0.0.1:4000).
+    private static func metric(_ name: String, of lab: NetLab, host: Int) async throws -> Double? {
+        let result = try await lab.exec(host, ["curl", "-sf", "http://127.0.0.1:4000/metrics"])
+        guard result.status == 0 else { return nil }
+        let line = result.stdout.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+    }
+
+    private func report(_ results: Results) -> [String] {
+        let events = Double(options.events)
+        let rate = results.seconds > 0 ? events / results.seconds : 0
+        let link = results.probeMegabitsPerSecond
+        var rows = [
+            "| what | figure |",
+            "|---|---|",
+            "| link, raw TCP \(options.probeMegabytes) MB host 1 → host 2 (first byte to end) | "
+                + String(format: "**%.2f Mbit/s** (%.1f s; tbf rate %@)", link, results.probeSeconds, options.rate)
+                + " |",
+            "| catch-up of \(Report.grouped(events)) events, B's launch → B holds all | "
+                + String(format: "**%.1f s = %@ events/s**", results.seconds, Report.grouped(rate)) + " |",
+            "| first event at B after its launch | "
+                + (results.firstEventSeconds.map { String(format: "%.2f s", $0) } ?? "—") + " |",
+            "| payload | " + String(format: "%.1f bytes/event", Double(results.payloadBytes) / events) + " |",
+        ]
+        if let received = results.receivedBytes {
+            let megabits = results.seconds > 0 ? received * 8 / 1e6 / results.seconds : 0
+            rows += [
+                "| wire bytes B received (`peersync_bytes_received_total`) | "
+                    + String(format: "%@ = **%.1f bytes/event**", Report.grouped(received), received / events) + " |",
+                "| catch-up's effective throughput, B's bytes received / catch-up time | "
+                    + String(format: "%.2f Mbit/s = **%.2f× the link**", megabits, link > 0 ? megabits / link : 0)
+                    + " |",
+            ]
+        } else {
+            rows.append("| wire bytes B received | — (B's /metrics did not answer) |")
+        }
+        if let sent = results.sentBytes {
+            rows.append("| wire bytes A sent (`peersync_bytes_sent_total`) | \(Report.grouped(sent)) |")
+        }
+        rows.append(
+            "| peak RSS (VmHWM) A / B | "
+                + String(format: "%.0f / %.0f MiB", results.sourcePeakMiB, results.receiverPeakMiB) + " |")
+        rows.append(
+            "| building A in process (not timed as sync) | " + String(format: "%.1f s", results.buildSeconds) + " |")
+        let target = "\(Report.grouped(Double(Self.targetEvents))) events in ≤ \(Int(Self.targetSeconds)) s"
+        let verdict: String
+        let targetLink = options.rate == "20mbit" && options.lossPercent == 0.5
+        if options.events == Self.targetEvents && targetLink {
+            verdict =
+                "- \(results.seconds <= Self.targetSeconds ? "met" : "**not met**"): \(target) "
+                + String(format: "(%.1f s)", results.seconds)
+        } else {
+            verdict =
+                "- not measured: \(target) on a 20mbit link with 0.5 % loss; at this run's rate 1M events would "
+                + String(format: "take about %.0f s", Double(Self.targetEvents) / max(rate, 1e-9))
+                + (targetLink ? " (run with `--events 1000000` to measure it)" : " on this run's link")
+        }
+        return ["### Catch-up over the shaped link", ""] + rows + ["", "### Target", "", verdict]
+    }
+
+    /// This executable (`/proc/self/exe`): the hosts run it as the link probe.
+    private static func ownExecutable() throws -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { throw LabBenchmarkError("wifi: cannot read /proc/self/exe") }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func emit(_ lines: [String]) {
+        print(lines.joined(separator: "\n") + "\n")
+        fflush(nil)
+    }
+}
