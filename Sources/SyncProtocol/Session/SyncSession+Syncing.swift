@@ -5,6 +5,7 @@ extension SyncSession {
     /// holds, what has been sent and acknowledged, and the state summaries.
     struct Syncing: Sendable {
         let peer: Hello
+        let localReplicaID: String
         /// What the peer holds, as far as we know.
         var peerHeads = VectorCursor()
         /// Highest seq sent per feed (never below `peerHeads`).
@@ -15,6 +16,15 @@ extension SyncSession {
         /// Without live push: our cursor when the peer's last cursor arrived,
         /// the most a round may send.
         var roundLimit = VectorCursor()
+        /// Our cursor when the peer's previous cursor arrived: the most a
+        /// pruned origin may send. One report behind, so that an event still
+        /// on its way to the peer over another link (a few ms) is not sent
+        /// again: only what the peer still lacks a round later goes.
+        var lazyLimit = VectorCursor()
+        /// Origins the peer pruned: their events go only up to `lazyLimit`.
+        var prunedByPeer: Set<String> = []
+        /// Origins we asked the peer to prune.
+        var prunedByUs: Set<String> = []
         var readPending = false
         var unacknowledged = 0
         var nextBatchID: UInt64 = 1
@@ -24,14 +34,16 @@ extension SyncSession {
         /// The peer's latest `state` message and the cursor it describes.
         var peerState: StateReport?
 
-        init(peer: Hello) {
+        init(peer: Hello, localReplicaID: String) {
             self.peer = peer
+            self.localReplicaID = localReplicaID
         }
 
         /// The peer sent its cursor (all of it first, then what changed).
         mutating func peerReported(
             _ heads: VectorCursor, localCursor: VectorCursor, configuration: Configuration
         ) -> [Directive] {
+            lazyLimit = roundLimit
             roundLimit = localCursor
             for (feed, head) in heads.heads {
                 peerHeads[feed] = head
@@ -83,7 +95,14 @@ extension SyncSession {
             guard !readPending, unacknowledged < configuration.window else { return [] }
             var ranges: [FeedRange] = []
             for (feed, head) in localCursor.heads {
-                let limit = configuration.livePush ? head : min(head, roundLimit[feed])
+                let limit =
+                    if !configuration.livePush {
+                        min(head, roundLimit[feed])
+                    } else if isPruned(feed) {
+                        min(head, lazyLimit[feed])
+                    } else {
+                        head
+                    }
                 let sent = sentHeads[feed]
                 if limit > sent { ranges.append(FeedRange(feed: feed, seqs: (sent + 1)...limit)) }
             }
@@ -93,6 +112,34 @@ extension SyncSession {
             return [
                 .readEvents(ranges: ranges, maxEvents: configuration.batchEvents, maxBytes: configuration.batchBytes)
             ]
+        }
+
+        /// Whether the peer pruned the origin of `feed` (never our own feeds).
+        func isPruned(_ feed: FeedID) -> Bool {
+            guard !prunedByPeer.isEmpty else { return false }
+            let origin = SyncSession.origin(of: feed)
+            return origin != localReplicaID && prunedByPeer.contains(origin)
+        }
+
+        /// After a batch from the peer was ingested: prune the origins it
+        /// forwarded that brought nothing new, graft the pruned ones that did.
+        /// The peer's own feeds are never pruned.
+        mutating func linkSignals(batchFeeds: [FeedID], newEvents: [FeedID: Int]) -> [Directive] {
+            var fresh: Set<String> = []
+            var stale: Set<String> = []
+            for feed in batchFeeds {
+                let origin = SyncSession.origin(of: feed)
+                guard origin != peer.replicaID else { continue }
+                if newEvents[feed, default: 0] > 0 { fresh.insert(origin) } else { stale.insert(origin) }
+            }
+            let graft = fresh.intersection(prunedByUs)
+            let prune = stale.subtracting(fresh).subtracting(prunedByUs)
+            prunedByUs.subtract(graft)
+            prunedByUs.formUnion(prune)
+            var directives: [Directive] = []
+            if !graft.isEmpty { directives.append(.send(.graft(origins: graft.sorted()))) }
+            if !prune.isEmpty { directives.append(.send(.prune(origins: prune.sorted()))) }
+            return directives
         }
 
         /// Our state summary, when the peer has not had it and our cursor
