@@ -124,9 +124,11 @@ extension SyncNode {
             record(done.report, from: peer)
             var answers: [SyncSession.Directive] = []
             let fresh = Self.newEvents(in: batches, stored: done.report.stored)
+            let direct = configuration.session.prunesLinks ? directOrigins : []
             for (batch, newEvents) in zip(batches, fresh) {
                 answers += sessions[id]!.ingested(
-                    batchID: batch.batchID, cursor: cursor, batchFeeds: batch.feeds, newEvents: newEvents)
+                    batchID: batch.batchID, cursor: cursor, batchFeeds: batch.feeds, newEvents: newEvents,
+                    directOrigins: direct)
             }
             var effects = perform(answers, on: id, now: now)
             if moved { effects += broadcastCursor(except: id, now: now) }
@@ -135,6 +137,15 @@ extension SyncNode {
             storage.connections[id]?.queued = []
             return effects + process(queued[...], on: id, now: now)
         }
+    }
+
+    /// The replicas this node syncs with directly.
+    var directOrigins: Set<String> {
+        var origins: Set<String> = []
+        for session in sessions.values where session.isSyncing {
+            if let peer = session.peer { origins.insert(peer.replicaID) }
+        }
+        return origins
     }
 
     /// Per batch of a stored run: how many of its events per feed the

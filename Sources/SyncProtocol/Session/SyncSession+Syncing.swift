@@ -23,8 +23,14 @@ extension SyncSession {
         var lazyLimit = VectorCursor()
         /// Origins the peer pruned: their events go only up to `lazyLimit`.
         var prunedByPeer: Set<String> = []
-        /// Origins we asked the peer to prune.
-        var prunedByUs: Set<String> = []
+        /// Origins we asked the peer to prune, with the round (`rounds`) we did.
+        var prunedByUs: [String: UInt64] = [:]
+        /// Our anti-entropy rounds (cursor messages sent) on this session.
+        var rounds: UInt64 = 0
+        /// Origins we grafted since they were last pruned for a duplicate:
+        /// their own link failed to bring them, so a connected origin does
+        /// not prune them here.
+        var grafted: Set<String> = []
         var readPending = false
         var unacknowledged = 0
         var nextBatchID: UInt64 = 1
@@ -122,9 +128,12 @@ extension SyncSession {
         }
 
         /// After a batch from the peer was ingested: prune the origins it
-        /// forwarded that brought nothing new, graft the pruned ones that did.
-        /// The peer's own feeds are never pruned.
-        mutating func linkSignals(batchFeeds: [FeedID], newEvents: [FeedID: Int]) -> [Directive] {
+        /// forwarded that brought nothing new, and once it forwards at all
+        /// every origin connected to us (not grafted here); graft the pruned
+        /// ones that brought new events. The peer's own feeds are never pruned.
+        mutating func linkSignals(
+            batchFeeds: [FeedID], newEvents: [FeedID: Int], directOrigins: Set<String>
+        ) -> [Directive] {
             var fresh: Set<String> = []
             var stale: Set<String> = []
             for feed in batchFeeds {
@@ -132,10 +141,22 @@ extension SyncSession {
                 guard origin != peer.replicaID else { continue }
                 if newEvents[feed, default: 0] > 0 { fresh.insert(origin) } else { stale.insert(origin) }
             }
-            let graft = fresh.intersection(prunedByUs)
-            let prune = stale.subtracting(fresh).subtracting(prunedByUs)
-            prunedByUs.subtract(graft)
-            prunedByUs.formUnion(prune)
+            // New events of a pruned origin graft it once two of our rounds
+            // have passed since the prune: before that they may be eager
+            // pushes the peer sent before our prune reached it.
+            let graft = fresh.filter { prunedByUs[$0].map { rounds >= $0 + 2 } ?? false }
+            for origin in graft { prunedByUs[origin] = nil }
+            grafted.formUnion(graft)
+            let duplicated = stale.subtracting(fresh)
+            grafted.subtract(duplicated)
+            var prune = duplicated
+            if !fresh.isEmpty || !stale.isEmpty {
+                // The peer forwards: whatever it would forward of a connected
+                // origin, that origin's own push brings as well.
+                prune.formUnion(directOrigins.subtracting([peer.replicaID, localReplicaID]).subtracting(grafted))
+            }
+            prune = prune.filter { prunedByUs[$0] == nil }
+            for origin in prune { prunedByUs[origin] = rounds }
             var directives: [Directive] = []
             if !graft.isEmpty { directives.append(.send(.graft(origins: graft.sorted()))) }
             if !prune.isEmpty { directives.append(.send(.prune(origins: prune.sorted()))) }

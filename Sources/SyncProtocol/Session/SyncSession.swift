@@ -248,18 +248,28 @@ public struct SyncSession: Sendable {
 
     /// The shell ingested a batch the peer sent; `cursor` is ours after it,
     /// `newEvents` how many of the batch's events per feed it stored (the
-    /// rest it held already, or refused). With `prunesLinks`, a batch that
-    /// brought nothing new of an origin the peer forwards prunes that origin
-    /// on this link, and one that brought new events of a pruned origin grafts it.
+    /// rest it held already, or refused), `directOrigins` the replicas this
+    /// node has a session with (each pushes its own events at once).
+    ///
+    /// With `prunesLinks`, an origin the peer forwards is pruned on this
+    /// link when the batch brought nothing new of it; and as soon as the
+    /// peer forwards anything, every origin in `directOrigins` is (its own
+    /// push brings its events anyway; a forwarded copy that comes first
+    /// only won a race). A pruned origin whose events were new is grafted
+    /// (once two of our rounds have passed since the prune, so that a push
+    /// the peer sent before our prune reached it does not count), and then
+    /// only a batch of duplicates prunes it again.
     public mutating func ingested(
-        batchID: UInt64, cursor: VectorCursor, batchFeeds: [FeedID], newEvents: [FeedID: Int]
+        batchID: UInt64, cursor: VectorCursor, batchFeeds: [FeedID], newEvents: [FeedID: Int],
+        directOrigins: Set<String> = []
     ) -> [Directive] {
         guard case .syncing(var syncing) = state else { return [] }
         var heads = VectorCursor()
         for feed in batchFeeds { heads[feed] = cursor[feed] }
         var directives: [Directive] = [.send(.ack(batchID: batchID, heads: heads))]
         if configuration.prunesLinks && configuration.livePush {
-            directives += syncing.linkSignals(batchFeeds: batchFeeds, newEvents: newEvents)
+            directives += syncing.linkSignals(
+                batchFeeds: batchFeeds, newEvents: newEvents, directOrigins: directOrigins)
             state = .syncing(syncing)
         }
         return directives + localCursorChanged(cursor)
@@ -267,7 +277,7 @@ public struct SyncSession: Sendable {
 
     /// Origins whose events the peer pushes only at the round, at our request.
     public var prunedOrigins: Set<String> {
-        if case .syncing(let syncing) = state { return syncing.prunedByUs }
+        if case .syncing(let syncing) = state { return Set(syncing.prunedByUs.keys) }
         return []
     }
 
@@ -285,6 +295,7 @@ public struct SyncSession: Sendable {
         var changed = VectorCursor()
         for (feed, head) in localCursor.heads where head != advertised[feed] { changed[feed] = head }
         advertised = localCursor
+        syncing.rounds += 1
         let directives = [.send(.cursor(changed))] + syncing.stateIfDue(localState, advertised: advertised)
         state = .syncing(syncing)
         return directives
