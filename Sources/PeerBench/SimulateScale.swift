@@ -5,13 +5,20 @@ import Simulator
 /// 8 to 256 simulated replicas need to converge when each dials at most
 /// three peers, printed as a Markdown table.
 ///
+/// With `--receptions`: how many times each live event reaches each node
+/// of a full mesh, with link pruning off and on (`PruningExperiment`).
+///
 /// ```
 /// peerd-bench simulate-scale [--sizes 8,16,32,64,128,256] [--seed 1] [--fan-out 3]
+/// peerd-bench simulate-scale --receptions [--sizes 16,64,256] [--writers N] [--seed 1]
 /// ```
 struct SimulateScale {
     var sizes = [8, 16, 32, 64, 128, 256]
     var seed: UInt64 = 1
     var fanOut = 3
+    var receptions = false
+    /// With `--receptions`: how many replicas write (all when nil).
+    var writers: Int?
 
     static let usage = """
         usage: peerd-bench simulate-scale [--sizes N[,N...]] [--seed N] [--fan-out N]
@@ -19,16 +26,25 @@ struct SimulateScale {
           --sizes N,...  replica counts to simulate (default 8,16,32,64,128,256)
           --seed N       seed of the simulated network (default 1); the same seed gives the same table
           --fan-out N    most peers each replica dials (default 3)
+          --receptions   instead: receptions per live event in a full mesh, link pruning off and on
+                         (default sizes 16,64,256)
+          --writers N    with --receptions: only the first N replicas write (default: all)
         """
 
     static func parse(_ arguments: [String]) throws -> SimulateScale {
         var run = SimulateScale()
         var remaining = arguments[...]
+        var sizesGiven = false
         while let flag = remaining.popFirst() {
             switch flag {
+            case "--receptions":
+                run.receptions = true
+            case "--writers":
+                run.writers = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
             case "--sizes":
                 let list = try BenchOptions.value(after: flag, in: &remaining)
                 run.sizes = try list.split(separator: ",").map { try BenchOptions.count(String($0), for: flag) }
+                sizesGiven = true
             case "--seed":
                 run.seed = UInt64(
                     try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag))
@@ -41,10 +57,12 @@ struct SimulateScale {
                 throw UsageError("unknown argument \(flag) for simulate-scale\n\n\(usage)")
             }
         }
+        if run.receptions && !sizesGiven { run.sizes = [16, 64, 256] }
         return run
     }
 
     func run() throws {
+        if receptions { return try runReceptions() }
         print("## Simulated convergence with bounded fan-out")
         print("")
         print(
@@ -74,6 +92,42 @@ struct SimulateScale {
             for failure in result.failures {
                 failed = true
                 FileHandle.standardError.write(Data("n=\(size): \(failure)\n".utf8))
+            }
+        }
+        if failed { exit(1) }
+    }
+
+    /// The receptions table: per size, pruning off then on, same seed.
+    func runReceptions() throws {
+        print("## Receptions per live event in a full mesh")
+        print("")
+        print(
+            "- every replica dials every other; the mesh forms for \(PruningExperiment.warmUpMs / 1_000) s of "
+                + "virtual time; then \(writers.map { "\($0)" } ?? "every") replica(s) append one event each, "
+                + "twice, \(PruningExperiment.waveGapMs / 1_000) s apart")
+        print(
+            "- receptions: events in the batches every node received per event it stored from a peer, over "
+                + "the second wave (the first sets the prunes up), then over both")
+        print("- calm network, links of 1–20 ms; seed \(seed)")
+        print("")
+        print(
+            "| replicas | pruning | receptions per event | with the first wave | prunes | grafts | converged in | run time |"
+        )
+        print("|---:|---|---:|---:|---:|---:|---:|---:|")
+        var failed = false
+        for size in sizes {
+            for prunes in [false, true] {
+                let start = Date()
+                let result = try PruningExperiment.run(
+                    replicas: size, prunesLinks: prunes, writers: writers.map { min($0, size) }, seed: seed)
+                print(
+                    "| \(size) | \(prunes ? "on" : "off") | \(format(result.receptionsPerEvent, 2)) "
+                        + "| \(format(result.receptionsWithFirstWave, 2)) | \(result.prunes) | \(result.grafts) "
+                        + "| \(result.convergenceMs) ms | \(format(Date().timeIntervalSince(start), 1)) s |")
+                for failure in result.failures {
+                    failed = true
+                    FileHandle.standardError.write(Data("n=\(size): \(failure)\n".utf8))
+                }
             }
         }
         if failed { exit(1) }
