@@ -197,6 +197,18 @@ import Testing
         #expect(try decoder.decode(offering.encode(.cursor(cursor))) == .cursor(cursor))
     }
 
+    @Test func theBytesAreThoseOfTheProtocolDocument() {
+        var encoder = MessageEncoder(compression: true, pruning: true)
+        let capability = Array("peersync/capability".utf8)
+        let cursor = encoder.encode(.cursor(VectorCursor()))
+        let expected: [UInt8] =
+            [2, 2, 0, 19] + capability + [4] + Array("zstd".utf8) + [1, 19] + capability + [5]
+            + Array("prune".utf8) + [0]
+        #expect(cursor == expected && cursor.count == 56)
+        #expect(encoder.encode(.prune(origins: ["bench-a"])) == [9, 1, 7] + Array("bench-a".utf8))
+        #expect(encoder.encode(.graft(origins: ["bench-a"])).first == 10)
+    }
+
     @Test func neitherGoesToAPeerThatDidNotDeclareIt() {
         var encoder = MessageEncoder(pruning: true)
         #expect(!encoder.carries(.prune(origins: ["a"])) && !encoder.carries(.graft(origins: ["a"])))
@@ -211,5 +223,6 @@ import Testing
         #expect(throws: WireError.self) { try decoder.decode(writer) }
         writer = [10, 0]
         #expect(try decoder.decode(writer) == .graft(origins: []))
+        #expect(throws: WireError.unknownMessageType(11)) { try decoder.decode([11]) }
     }
 }
