@@ -130,7 +130,24 @@ struct SimulateScale {
                 }
             }
         }
+        try runLostLink(replicas: 16, seeds: seed..<(seed + 10))
         if failed { exit(1) }
+    }
+
+    /// The lost tree link (`PruningExperiment.lostLink`) over several seeds.
+    func runLostLink(replicas: Int, seeds: Range<UInt64>) throws {
+        print("")
+        print(
+            "Lost tree link, \(replicas) replicas, pruning on: the link between replicas 0 and 1 is cut between "
+                + "the waves; time from the measured wave until every node held every event, and grafts sent")
+        print("")
+        print("| seed | healed in | grafts |")
+        print("|---:|---:|---:|")
+        for seed in seeds {
+            let result = try PruningExperiment.lostLink(replicas: replicas, seed: seed)
+            let failure = result.failures.isEmpty ? "" : " (failed: \(result.failures.count) checks)"
+            print("| \(seed) | \(result.convergenceMs) ms\(failure) | \(result.grafts) |")
+        }
     }
 
     private func format(_ value: Double, _ decimals: Int) -> String {
