@@ -19,6 +19,10 @@ struct SimulateScale {
     var receptions = false
     /// With `--receptions`: how many replicas write (all when nil).
     var writers: Int?
+    /// With `--receptions`: the peer manager's cap of connections per node (default 64).
+    var maxConnections: Int?
+    /// With `--receptions`: which of off and on to run.
+    var pruningModes = [false, true]
 
     static let usage = """
         usage: peerd-bench simulate-scale [--sizes N[,N...]] [--seed N] [--fan-out N]
@@ -29,6 +33,8 @@ struct SimulateScale {
           --receptions   instead: receptions per live event in a full mesh, link pruning off and on
                          (default sizes 16,64,256)
           --writers N    with --receptions: only the first N replicas write (default: all)
+          --max-connections N  with --receptions: connections per node (default 64; a full mesh of n needs n - 1)
+          --pruning-only with --receptions: only the runs with pruning on
         """
 
     static func parse(_ arguments: [String]) throws -> SimulateScale {
@@ -39,6 +45,11 @@ struct SimulateScale {
             switch flag {
             case "--receptions":
                 run.receptions = true
+            case "--max-connections":
+                run.maxConnections = try BenchOptions.count(
+                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--pruning-only":
+                run.pruningModes = [true]
             case "--writers":
                 run.writers = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
             case "--sizes":
@@ -108,7 +119,9 @@ struct SimulateScale {
         print(
             "- receptions: events in the batches every node received per event it stored from a peer, over "
                 + "the second wave (the first sets the prunes up), then over both")
-        print("- calm network, links of 1–20 ms; seed \(seed)")
+        print(
+            "- calm network, links of 1–20 ms; seed \(seed); at most \(maxConnections ?? 64) connections per node "
+                + "(a full mesh up to \((maxConnections ?? 64) + 1) replicas)")
         print("")
         print(
             "| replicas | pruning | receptions per event | with the first wave | prunes | grafts | converged in | run time |"
@@ -116,10 +129,11 @@ struct SimulateScale {
         print("|---:|---|---:|---:|---:|---:|---:|---:|")
         var failed = false
         for size in sizes {
-            for prunes in [false, true] {
+            for prunes in pruningModes {
                 let start = Date()
                 let result = try PruningExperiment.run(
-                    replicas: size, prunesLinks: prunes, writers: writers.map { min($0, size) }, seed: seed)
+                    replicas: size, prunesLinks: prunes, writers: writers.map { min($0, size) },
+                    maxConnections: maxConnections, seed: seed)
                 print(
                     "| \(size) | \(prunes ? "on" : "off") | \(format(result.receptionsPerEvent, 2)) "
                         + "| \(format(result.receptionsWithFirstWave, 2)) | \(result.prunes) | \(result.grafts) "
@@ -130,7 +144,7 @@ struct SimulateScale {
                 }
             }
         }
-        try runLostLink(replicas: 16, seeds: seed..<(seed + 10))
+        if sizes.contains(16) { try runLostLink(replicas: 16, seeds: seed..<(seed + 10)) }
         if failed { exit(1) }
     }
 

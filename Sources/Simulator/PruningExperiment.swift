@@ -56,12 +56,17 @@ public enum PruningExperiment {
         return scenario
     }
 
+    /// - Parameter maxConnections: the peer manager's cap per node
+    ///   (`PeerManager.Configuration.maxConnections`, 64 by default: above
+    ///   65 replicas the mesh is then not full); nil keeps the default.
     public static func run(
-        replicas: Int, prunesLinks: Bool, writers: Int? = nil, eventsPerWriter: Int = 1, seed: UInt64
+        replicas: Int, prunesLinks: Bool, writers: Int? = nil, eventsPerWriter: Int = 1, maxConnections: Int? = nil,
+        seed: UInt64
     ) throws -> Result {
-        let scenario = scenario(
+        var scenario = scenario(
             replicas: replicas, prunesLinks: prunesLinks, writers: writers ?? replicas,
             eventsPerWriter: eventsPerWriter, seed: seed)
+        if let maxConnections { scenario.peers.maxConnections = maxConnections }
         return result(of: try Simulation(scenario: scenario).run(), replicas: replicas, prunesLinks: prunesLinks)
     }
 
