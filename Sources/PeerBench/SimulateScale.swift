@@ -5,13 +5,24 @@ import Simulator
 /// 8 to 256 simulated replicas need to converge when each dials at most
 /// three peers, printed as a Markdown table.
 ///
+/// With `--receptions`: how many times each live event reaches each node
+/// of a full mesh, with link pruning off and on (`PruningExperiment`).
+///
 /// ```
 /// peerd-bench simulate-scale [--sizes 8,16,32,64,128,256] [--seed 1] [--fan-out 3]
+/// peerd-bench simulate-scale --receptions [--sizes 16,64,256] [--writers N] [--seed 1]
 /// ```
 struct SimulateScale {
     var sizes = [8, 16, 32, 64, 128, 256]
     var seed: UInt64 = 1
     var fanOut = 3
+    var receptions = false
+    /// With `--receptions`: how many replicas write (all when nil).
+    var writers: Int?
+    /// With `--receptions`: the peer manager's cap of connections per node (default 64).
+    var maxConnections: Int?
+    /// With `--receptions`: which of off and on to run.
+    var pruningModes = [false, true]
 
     static let usage = """
         usage: peerd-bench simulate-scale [--sizes N[,N...]] [--seed N] [--fan-out N]
@@ -19,16 +30,32 @@ struct SimulateScale {
           --sizes N,...  replica counts to simulate (default 8,16,32,64,128,256)
           --seed N       seed of the simulated network (default 1); the same seed gives the same table
           --fan-out N    most peers each replica dials (default 3)
+          --receptions   instead: receptions per live event in a full mesh, link pruning off and on
+                         (default sizes 16,64,256)
+          --writers N    with --receptions: only the first N replicas write (default: all)
+          --max-connections N  with --receptions: connections per node (default 64; a full mesh of n needs n - 1)
+          --pruning-only with --receptions: only the runs with pruning on
         """
 
     static func parse(_ arguments: [String]) throws -> SimulateScale {
         var run = SimulateScale()
         var remaining = arguments[...]
+        var sizesGiven = false
         while let flag = remaining.popFirst() {
             switch flag {
+            case "--receptions":
+                run.receptions = true
+            case "--max-connections":
+                run.maxConnections = try BenchOptions.count(
+                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--pruning-only":
+                run.pruningModes = [true]
+            case "--writers":
+                run.writers = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
             case "--sizes":
                 let list = try BenchOptions.value(after: flag, in: &remaining)
                 run.sizes = try list.split(separator: ",").map { try BenchOptions.count(String($0), for: flag) }
+                sizesGiven = true
             case "--seed":
                 run.seed = UInt64(
                     try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag))
@@ -41,10 +68,12 @@ struct SimulateScale {
                 throw UsageError("unknown argument \(flag) for simulate-scale\n\n\(usage)")
             }
         }
+        if run.receptions && !sizesGiven { run.sizes = [16, 64, 256] }
         return run
     }
 
     func run() throws {
+        if receptions { return try runReceptions() }
         print("## Simulated convergence with bounded fan-out")
         print("")
         print(
@@ -77,6 +106,62 @@ struct SimulateScale {
             }
         }
         if failed { exit(1) }
+    }
+
+    /// The receptions table: per size, pruning off then on, same seed.
+    func runReceptions() throws {
+        print("## Receptions per live event in a full mesh")
+        print("")
+        print(
+            "- every replica dials every other; the mesh forms for \(PruningExperiment.warmUpMs / 1_000) s of "
+                + "virtual time; then \(writers.map { "\($0)" } ?? "every") replica(s) append one event each, "
+                + "twice, \(PruningExperiment.waveGapMs / 1_000) s apart")
+        print(
+            "- receptions: events in the batches every node received per event it stored from a peer, over "
+                + "the second wave (the first sets the prunes up), then over both")
+        print(
+            "- calm network, links of 1–20 ms; seed \(seed); at most \(maxConnections ?? 64) connections per node "
+                + "(a full mesh up to \((maxConnections ?? 64) + 1) replicas)")
+        print("")
+        print(
+            "| replicas | pruning | receptions per event | with the first wave | prunes | grafts | converged in | run time |"
+        )
+        print("|---:|---|---:|---:|---:|---:|---:|---:|")
+        var failed = false
+        for size in sizes {
+            for prunes in pruningModes {
+                let start = Date()
+                let result = try PruningExperiment.run(
+                    replicas: size, prunesLinks: prunes, writers: writers.map { min($0, size) },
+                    maxConnections: maxConnections, seed: seed)
+                print(
+                    "| \(size) | \(prunes ? "on" : "off") | \(format(result.receptionsPerEvent, 2)) "
+                        + "| \(format(result.receptionsWithFirstWave, 2)) | \(result.prunes) | \(result.grafts) "
+                        + "| \(result.convergenceMs) ms | \(format(Date().timeIntervalSince(start), 1)) s |")
+                for failure in result.failures {
+                    failed = true
+                    FileHandle.standardError.write(Data("n=\(size): \(failure)\n".utf8))
+                }
+            }
+        }
+        if sizes.contains(16) { try runLostLink(replicas: 16, seeds: seed..<(seed + 10)) }
+        if failed { exit(1) }
+    }
+
+    /// The lost tree link (`PruningExperiment.lostLink`) over several seeds.
+    func runLostLink(replicas: Int, seeds: Range<UInt64>) throws {
+        print("")
+        print(
+            "Lost tree link, \(replicas) replicas, pruning on: the link between replicas 0 and 1 is cut between "
+                + "the waves; time from the measured wave until every node held every event, and grafts sent")
+        print("")
+        print("| seed | healed in | grafts |")
+        print("|---:|---:|---:|")
+        for seed in seeds {
+            let result = try PruningExperiment.lostLink(replicas: replicas, seed: seed)
+            let failure = result.failures.isEmpty ? "" : " (failed: \(result.failures.count) checks)"
+            print("| \(seed) | \(result.convergenceMs) ms\(failure) | \(result.grafts) |")
+        }
     }
 
     private func format(_ value: Double, _ decimals: Int) -> String {

@@ -6,6 +6,7 @@ import Replica
 ///
 /// ```
 /// peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N] [--catch-ups N]
+///                  [--no-pruning]
 /// ```
 struct SyncOptions {
     /// Events in the source replica a fresh replica catches up from.
@@ -19,13 +20,16 @@ struct SyncOptions {
     var catchUps = 3
     /// Where the databases go; nil means a fresh temporary directory, removed at the end.
     var directory: String?
+    /// Link pruning in the live mesh (`--no-pruning` turns it off, to
+    /// measure the duplicates it saves).
+    var pruning = true
     /// `--help` was given: print `usage` and do nothing else.
     var helpRequested = false
 
     /// The text printed for `peerd-bench sync --help`.
     static let usage = """
         usage: peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N]
-                                [--catch-ups N]
+                                [--catch-ups N] [--no-pruning]
 
           --events N           events in the source replica of the catch-up (default 1000000)
           --quick              100000 events, 500 latency samples: about a minute
@@ -33,6 +37,7 @@ struct SyncOptions {
           --latency-samples N  single appends timed from A to B and C (default 2000)
           --idle-rounds N      anti-entropy rounds per connection in the idle measurement (default 30)
           --catch-ups N        catch-ups, each after its own raw ingest baseline; the median pair is reported (default 3)
+          --no-pruning         live mesh without link pruning: every forwarded copy is pushed (the duplicates it saves)
 
         Needs the `peerd` binary next to `peerd-bench` (`swift build -c release` builds both).
         """
@@ -59,6 +64,8 @@ struct SyncOptions {
             case "--catch-ups":
                 options.catchUps = try BenchOptions.count(
                     try BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--no-pruning":
+                options.pruning = false
             case "--help", "-h":
                 options.helpRequested = true
             default:
@@ -101,7 +108,7 @@ struct SyncBenchmark {
         ) { try sizeBenchmark.rawInsertRate(.primaryKeyOnly) }
 
         progress("live mesh: A, B, C in process, anti-entropy every \(SyncMesh.antiEntropyIntervalMs) ms ...")
-        let mesh = try SyncMesh(workspace: workspace)
+        let mesh = try SyncMesh(workspace: workspace, pruning: options.pruning)
         defer { mesh.stop() }
         try mesh.waitUntilConnected()
         let latency = try SyncLatencyBenchmark(samples: options.latencySamples, mesh: mesh).run()

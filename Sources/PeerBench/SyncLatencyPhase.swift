@@ -20,7 +20,8 @@ final class SyncMesh {
     private let workspace: Workspace
     private var stopped = false
 
-    init(workspace: Workspace) throws {
+    /// - Parameter pruning: link pruning on every node (`SyncSession.Configuration.prunesLinks`).
+    init(workspace: Workspace, pruning: Bool = true) throws {
         self.workspace = workspace
         let key = ClusterKey.generate()
         var services: [GossipService] = []
@@ -34,6 +35,7 @@ final class SyncMesh {
             configuration.listenHost = "127.0.0.1"
             configuration.listenPort = 0
             configuration.node.antiEntropyIntervalMs = SyncMesh.antiEntropyIntervalMs
+            configuration.node.session.prunesLinks = pruning
             configuration.peers = ports.map { PeerAddress(host: "127.0.0.1", port: $0) }
             let service = try GossipService(
                 storage: storage, clusterKey: key, configuration: configuration,

@@ -199,7 +199,7 @@ struct SyncReport {
                 "- \(name) received \(Report.grouped(Double(statistics.eventsReceived))) events and stored "
                     + "\(Report.grouped(Double(statistics.eventsStored))): "
                     + "\(Report.grouped(Double(statistics.eventsReceived - statistics.eventsStored))) were duplicates "
-                    + "pushed by the other receiver as well (full mesh)")
+                    + "(copies the other receiver forwarded before a prune stopped them; `--no-pruning`: every one)")
         }
         return lines
     }

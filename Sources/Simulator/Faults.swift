@@ -44,6 +44,9 @@ public struct ScheduledFault: Sendable, Hashable {
         /// dials between sides fail.
         case partition(groups: [Int])
         case heal
+        /// The link between two replicas drops everything, dials included,
+        /// while both still reach everyone else; it stays cut until the end.
+        case cutLink(Int, Int)
         /// The replica's process dies: no goodbye, its log handle is closed.
         case crash(replica: Int)
         /// The replica starts again from its SQLite file.

@@ -40,6 +40,12 @@ public struct Scenario: Sendable {
     /// before any other append.
     public var initialEventsPerReplica = 0
     public var initialEventsAtMs: Milliseconds = 0
+    /// Later times at which every replica appends `initialEventsPerReplica`
+    /// events again (after `initialEventsAtMs`).
+    public var laterEventWavesAtMs: [Milliseconds] = []
+    /// When set, only the first this many replicas (after the relays)
+    /// append the initial events and the later waves.
+    public var eventWriters: Int?
     public var session = SyncSession.Configuration()
     public var peers = PeerManager.Configuration()
     public var antiEntropyIntervalMs: Milliseconds = 1_000

@@ -14,6 +14,11 @@ extension Simulation {
             switch effect {
             case .send(let id, let message):
                 guard network.openOwner(id) == host else { continue }
+                switch message {
+                case .prune: statistics.prunes += 1
+                case .graft: statistics.grafts += 1
+                case .hello, .cursor, .events, .ack, .goodbye, .peers, .state: break
+                }
                 for transmission in network.send(message, on: id, now: now, random: &random) {
                     queue.schedule(.arrival(transmission), at: transmission.arrivesAt)
                 }
@@ -85,15 +90,14 @@ extension Simulation {
         case .deliver(let host, let message):
             guard let replica = replica(of: host) else { return }
             let before = try? replica.log!.cursor()
-            let effects = replica.node!.received(message, on: transmission.to, now: now)
+            perform(replica.node!.received(message, on: transmission.to, now: now), by: host)
             if scenario.tracksHops, case .events(let batch) = message,
-                let sender = network.peerOwner(of: transmission.to), let before
+                let sender = network.peerOwner(of: transmission.to), let before, let log = replica.log
             {
-                // Storage runs at once, so the batch is in the log (or refused) now.
-                let after = (try? replica.log!.cursor()) ?? before
+                // Without a storage delay `perform` stored the batch at once: it is in the log (or refused) now.
+                let after = (try? log.cursor()) ?? before
                 hops.delivered(batch, from: sender.replica, to: host.replica, before: before, after: after)
             }
-            perform(effects, by: host)
         case .broken(let host):
             guard let replica = replica(of: host) else { return }
             close(transmission.to, of: replica)

@@ -33,6 +33,8 @@ public final class Simulation {
         case hangUp(ConnectionID)
         case localAppend
         case initialEvents
+        /// One of `Scenario.laterEventWavesAtMs`.
+        case eventWave
         case fault(ScheduledFault.Action)
         case endOfFaults
         case convergenceCheck
@@ -131,7 +133,15 @@ public final class Simulation {
             statistics.messagesBeforeInitialEvents = network.statistics.messagesSent
             statistics.bytesBeforeInitialEvents = network.statistics.bytesSent
             statistics.connectionsAtInitialEvents = identifiedConnections
-            for replica in replicas where replica.isUp && replica.index >= scenario.relayCount {
+            for replica in replicas where replica.isUp && isEventWriter(replica.index) {
+                for _ in 0..<scenario.initialEventsPerReplica { appendInitialEvent(on: replica) }
+            }
+            for at in scenario.laterEventWavesAtMs { queue.schedule(.eventWave, at: at) }
+        case .eventWave:
+            let nodes = replicas.compactMap(\.node)
+            statistics.eventsReceivedBeforeLastWave = nodes.reduce(0) { $0 + $1.statistics.eventsReceived }
+            statistics.eventsStoredBeforeLastWave = nodes.reduce(0) { $0 + $1.statistics.eventsStored }
+            for replica in replicas where replica.isUp && isEventWriter(replica.index) {
                 for _ in 0..<scenario.initialEventsPerReplica { appendInitialEvent(on: replica) }
             }
         case .fault(let action):
@@ -203,6 +213,9 @@ public final class Simulation {
         case .heal:
             network.heal()
             logs.note("heal")
+        case .cutLink(let a, let b):
+            network.cut(a, b)
+            logs.note("cut sim-\(a)-sim-\(b)")
         case .crash(let index) where !faultsOver && replicas[index].isUp:
             network.hostCrashed(replicas[index].host)
             replicas[index].crash()
@@ -215,6 +228,12 @@ public final class Simulation {
         case .partition, .crash, .restart:
             break
         }
+    }
+
+    /// Whether the replica appends the initial events and the later waves:
+    /// not a relay, and among the first `Scenario.eventWriters` others.
+    private func isEventWriter(_ index: Int) -> Bool {
+        index >= scenario.relayCount && scenario.eventWriters.map { index < scenario.relayCount + $0 } ?? true
     }
 
     /// The fault phase is over: heal, restart, calm the network, and start
@@ -277,6 +296,10 @@ public final class Simulation {
         statistics.forkReports = logs.forkReports.count
         statistics.warnings = logs.warnings
         statistics.clockFarAheadReports = logs.clockFarAheadReports
+        for node in replicas.compactMap(\.node) {
+            statistics.eventsReceived += node.statistics.eventsReceived
+            statistics.eventsStored += node.statistics.eventsStored
+        }
         let hash = try replicas.first.map { try $0.openForInspection(clock: clock).stateHash() }
         return SimulationReport(
             scenario: scenario, convergedAtMs: convergedAt, statistics: statistics, stateHash: hash,

@@ -52,8 +52,32 @@ public struct SimulationStatistics: Sendable, Hashable {
     /// "clock far ahead" lines: events from a clock past the tolerated skew.
     public var clockFarAheadReports = 0
     public var warnings = 0
+    /// Events the nodes running at the end received in batches from their
+    /// peers, and of those the ones they stored (the rest they held already).
+    public var eventsReceived = 0
+    public var eventsStored = 0
+    /// `prune` and `graft` messages sent (link pruning).
+    public var prunes = 0
+    public var grafts = 0
+    /// `eventsReceived` and `eventsStored` of the running nodes when the
+    /// last event wave began (`Scenario.laterEventWavesAtMs`), to count
+    /// that wave alone.
+    public var eventsReceivedBeforeLastWave = 0
+    public var eventsStoredBeforeLastWave = 0
 
     public init() {}
+
+    /// Batches' events received per event stored from a peer: 1 when no
+    /// event reached a node twice.
+    public var receptionsPerStoredEvent: Double {
+        eventsStored == 0 ? 0 : Double(eventsReceived) / Double(eventsStored)
+    }
+
+    /// The same for the last event wave alone.
+    public var receptionsPerStoredEventInLastWave: Double {
+        let stored = eventsStored - eventsStoredBeforeLastWave
+        return stored == 0 ? 0 : Double(eventsReceived - eventsReceivedBeforeLastWave) / Double(stored)
+    }
 
     /// Adds another run's counters to these.
     public mutating func add(_ other: SimulationStatistics) {
@@ -97,6 +121,10 @@ public struct SimulationStatistics: Sendable, Hashable {
         connectionsAtInitialEvents += other.connectionsAtInitialEvents
         clockFarAheadReports += other.clockFarAheadReports
         warnings += other.warnings
+        eventsReceived += other.eventsReceived
+        eventsStored += other.eventsStored
+        prunes += other.prunes
+        grafts += other.grafts
     }
 
     /// One line for a test log or the end of a sweep.

@@ -76,7 +76,16 @@ struct VirtualNetwork {
 
     func isUp(_ host: Host) -> Bool { running[host.replica] == host.incarnation }
 
-    func reachable(_ a: Int, _ b: Int) -> Bool { groups[a] == groups[b] }
+    /// Links cut for the whole run (`ScheduledFault.Action.cutLink`), lower replica first.
+    private var cutLinks: Set<[Int]> = []
+
+    func reachable(_ a: Int, _ b: Int) -> Bool {
+        groups[a] == groups[b] && (cutLinks.isEmpty || !cutLinks.contains([min(a, b), max(a, b)]))
+    }
+
+    mutating func cut(_ a: Int, _ b: Int) {
+        cutLinks.insert([min(a, b), max(a, b)])
+    }
 
     var isPartitioned: Bool { Set(groups).count > 1 }
 

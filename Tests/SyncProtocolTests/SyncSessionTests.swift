@@ -95,7 +95,7 @@ import Testing
         let batch = EventBatch(batchID: 1, events: events(3...5))
         #expect(session.receive(.events(batch)) == [.ingest(batch)])
         #expect(session.localCursorChanged([feed: 5]).isEmpty)
-        let afterIngest = session.ingested(batchID: 1, cursor: [feed: 5], batchFeeds: [feed])
+        let afterIngest = session.ingested(batchID: 1, cursor: [feed: 5], batchFeeds: [feed], newEvents: [feed: 3])
         #expect(afterIngest == [.send(.ack(batchID: 1, heads: [feed: 5]))])
     }
 

@@ -21,8 +21,10 @@ final class ConnectionCodec: @unchecked Sendable {
 
     /// - Parameter compression: whether this side offers compressed batches;
     ///   they flow only once the peer has declared that it offers them too.
-    init(id: ConnectionID, keys: SessionKeys, catchUp: CatchUpWorker, compression: Bool) {
-        encoder = MessageEncoder(compression: compression)
+    /// - Parameter pruning: whether this side offers link pruning; `prune`
+    ///   and `graft` go out only once the peer has declared it too.
+    init(id: ConnectionID, keys: SessionKeys, catchUp: CatchUpWorker, compression: Bool, pruning: Bool = false) {
+        encoder = MessageEncoder(compression: compression, pruning: pruning)
         decoder = MessageDecoder(compression: compression)
         queue = DispatchQueue(label: "peersync.connection.\(id)")
         sealer = keys.sealer
@@ -33,7 +35,9 @@ final class ConnectionCodec: @unchecked Sendable {
     /// A batch of at least this many events is a catch-up's.
     static let catchUpBatchEvents = 1_000
 
-    /// The message as the bytes of one sealed frame, to `done` on the codec's queue.
+    /// The message as the bytes of one sealed frame, to `done` on the codec's
+    /// queue; no bytes for a message this peer cannot decode (a `prune` to a
+    /// peer that did not declare pruning), which is dropped.
     func seal(_ message: Message, done: @escaping @Sendable (Result<[UInt8], any Error>) -> Void) {
         queue.async { [self] in
             if case .events(let batch) = message, batch.events.count >= Self.catchUpBatchEvents {
@@ -48,6 +52,8 @@ final class ConnectionCodec: @unchecked Sendable {
     /// Codec queue only.
     private func encodeAndSeal(_ message: Message) -> Result<[UInt8], any Error> {
         encoder.peerAcceptsCompression = decoder.peerOffersCompression
+        encoder.peerAcceptsPruning = decoder.peerOffersPruning
+        guard encoder.carries(message) else { return .success([]) }
         let plaintext = encoder.encode(message)
         guard plaintext.count <= FrameSealer.maximumPlaintextSize else {
             return .failure(WireError.frameTooLarge(plaintext.count, limit: FrameSealer.maximumPlaintextSize))

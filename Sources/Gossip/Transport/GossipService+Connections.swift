@@ -113,7 +113,8 @@ extension GossipService {
         if case .handshaking(_, let deadline) = connection.phase { loop.cancel(deadline) }
         connection.phase = .established(
             ConnectionCodec(
-                id: connection.id, keys: keys, catchUp: catchUpSealing, compression: configuration.wireCompression))
+                id: connection.id, keys: keys, catchUp: catchUpSealing, compression: configuration.wireCompression,
+                pruning: configuration.node.session.prunesLinks && configuration.node.session.livePush))
         connection.decoder.maximumSize = Frame.maximumSize
         if connection.countedAsPending {
             connection.countedAsPending = false
@@ -166,6 +167,8 @@ extension GossipService {
             loop.execute { [self] in
                 guard let connection = connections[id] else { return }
                 switch sealed {
+                case .success(let bytes) where bytes.isEmpty:
+                    break  // not for this peer (see `ConnectionCodec.seal`)
                 case .success(let bytes):
                     write(bytes, to: connection)
                 case .failure(let error):

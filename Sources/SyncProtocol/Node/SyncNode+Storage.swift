@@ -123,8 +123,12 @@ extension SyncNode {
             statistics.eventsStored += done.report.stored.count
             record(done.report, from: peer)
             var answers: [SyncSession.Directive] = []
-            for batch in batches {
-                answers += sessions[id]!.ingested(batchID: batch.batchID, cursor: cursor, batchFeeds: batch.feeds)
+            let fresh = Self.newEvents(in: batches, stored: done.report.stored)
+            let direct = configuration.session.prunesLinks ? directOrigins : []
+            for (batch, newEvents) in zip(batches, fresh) {
+                answers += sessions[id]!.ingested(
+                    batchID: batch.batchID, cursor: cursor, batchFeeds: batch.feeds, newEvents: newEvents,
+                    directOrigins: direct)
             }
             var effects = perform(answers, on: id, now: now)
             if moved { effects += broadcastCursor(except: id, now: now) }
@@ -133,6 +137,44 @@ extension SyncNode {
             storage.connections[id]?.queued = []
             return effects + process(queued[...], on: id, now: now)
         }
+    }
+
+    /// The replicas this node syncs with directly.
+    var directOrigins: Set<String> {
+        var origins: Set<String> = []
+        for session in sessions.values where session.isSyncing {
+            if let peer = session.peer { origins.insert(peer.replicaID) }
+        }
+        return origins
+    }
+
+    /// Per batch of a stored run: how many of its events per feed the
+    /// ingest stored (the rest were held already or refused). A batch holds
+    /// one run of seqs per feed, so an event belongs to the first batch
+    /// whose run of its feed covers its seq.
+    static func newEvents(in batches: [EventBatch], stored: [StoredEvent]) -> [[FeedID: Int]] {
+        var counts = Array(repeating: [FeedID: Int](), count: batches.count)
+        guard batches.count > 1 else {
+            for stored in stored { counts[0][stored.event.feed, default: 0] += 1 }
+            return batches.isEmpty ? [] : counts
+        }
+        var runs = Array(repeating: [FeedID: ClosedRange<UInt64>](), count: batches.count)
+        for (index, batch) in batches.enumerated() {
+            for event in batch.events {
+                let run = runs[index][event.feed]
+                runs[index][event.feed] =
+                    min(
+                        run?.lowerBound ?? event.seq, event.seq)...max(
+                        run?.upperBound ?? event.seq, event.seq)
+            }
+        }
+        for stored in stored {
+            let event = stored.event
+            if let index = runs.firstIndex(where: { $0[event.feed]?.contains(event.seq) ?? false }) {
+                counts[index][event.feed, default: 0] += 1
+            }
+        }
+        return counts
     }
 
     /// Storage answered a `.read`: the session makes its next batch of it.

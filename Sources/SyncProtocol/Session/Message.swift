@@ -20,6 +20,15 @@ public enum Message: Hashable, Sendable {
     /// The sender's event count and state hash, describing the cursor its
     /// cursor messages have reported so far.
     case state(StateSummary)
+    /// "Stop pushing me the events of these origin replicas as they arrive:
+    /// I get them from someone else first." The sender still sends our own
+    /// feeds at once, and the rest at the anti-entropy round
+    /// (docs/protocol.md "Link pruning"). Sent only to a peer that declared
+    /// `WireCapability.pruning`.
+    case prune(origins: [String])
+    /// "Push me these origins' events as they arrive again": a pruned link
+    /// brought events this side lacked, so the link that used to bring them first is lost.
+    case graft(origins: [String])
 
     /// A short name for logs.
     public var name: String {
@@ -31,6 +40,8 @@ public enum Message: Hashable, Sendable {
         case .goodbye: "goodbye"
         case .peers: "peers"
         case .state: "state"
+        case .prune: "prune"
+        case .graft: "graft"
         }
     }
 }

@@ -5,6 +5,7 @@ extension SyncSession {
     /// holds, what has been sent and acknowledged, and the state summaries.
     struct Syncing: Sendable {
         let peer: Hello
+        let localReplicaID: String
         /// What the peer holds, as far as we know.
         var peerHeads = VectorCursor()
         /// Highest seq sent per feed (never below `peerHeads`).
@@ -15,6 +16,21 @@ extension SyncSession {
         /// Without live push: our cursor when the peer's last cursor arrived,
         /// the most a round may send.
         var roundLimit = VectorCursor()
+        /// Our cursor when the peer's previous cursor arrived: the most a
+        /// pruned origin may send. One report behind, so that an event still
+        /// on its way to the peer over another link (a few ms) is not sent
+        /// again: only what the peer still lacks a round later goes.
+        var lazyLimit = VectorCursor()
+        /// Origins the peer pruned: their events go only up to `lazyLimit`.
+        var prunedByPeer: Set<String> = []
+        /// Origins we asked the peer to prune, with the round (`rounds`) we did.
+        var prunedByUs: [String: UInt64] = [:]
+        /// Our anti-entropy rounds (cursor messages sent) on this session.
+        var rounds: UInt64 = 0
+        /// Origins we grafted since they were last pruned for a duplicate:
+        /// their own link failed to bring them, so a connected origin does
+        /// not prune them here.
+        var grafted: Set<String> = []
         var readPending = false
         var unacknowledged = 0
         var nextBatchID: UInt64 = 1
@@ -24,14 +40,16 @@ extension SyncSession {
         /// The peer's latest `state` message and the cursor it describes.
         var peerState: StateReport?
 
-        init(peer: Hello) {
+        init(peer: Hello, localReplicaID: String) {
             self.peer = peer
+            self.localReplicaID = localReplicaID
         }
 
         /// The peer sent its cursor (all of it first, then what changed).
         mutating func peerReported(
             _ heads: VectorCursor, localCursor: VectorCursor, configuration: Configuration
         ) -> [Directive] {
+            lazyLimit = roundLimit
             roundLimit = localCursor
             for (feed, head) in heads.heads {
                 peerHeads[feed] = head
@@ -83,7 +101,14 @@ extension SyncSession {
             guard !readPending, unacknowledged < configuration.window else { return [] }
             var ranges: [FeedRange] = []
             for (feed, head) in localCursor.heads {
-                let limit = configuration.livePush ? head : min(head, roundLimit[feed])
+                let limit =
+                    if !configuration.livePush {
+                        min(head, roundLimit[feed])
+                    } else if isPruned(feed) {
+                        min(head, lazyLimit[feed])
+                    } else {
+                        head
+                    }
                 let sent = sentHeads[feed]
                 if limit > sent { ranges.append(FeedRange(feed: feed, seqs: (sent + 1)...limit)) }
             }
@@ -93,6 +118,49 @@ extension SyncSession {
             return [
                 .readEvents(ranges: ranges, maxEvents: configuration.batchEvents, maxBytes: configuration.batchBytes)
             ]
+        }
+
+        /// Whether the peer pruned the origin of `feed` (never our own feeds).
+        func isPruned(_ feed: FeedID) -> Bool {
+            guard !prunedByPeer.isEmpty else { return false }
+            let origin = SyncSession.origin(of: feed)
+            return origin != localReplicaID && prunedByPeer.contains(origin)
+        }
+
+        /// After a batch from the peer was ingested: prune the origins it
+        /// forwarded that brought nothing new, and once it forwards at all
+        /// every origin connected to us (not grafted here); graft the pruned
+        /// ones that brought new events. The peer's own feeds are never pruned.
+        mutating func linkSignals(
+            batchFeeds: [FeedID], newEvents: [FeedID: Int], directOrigins: Set<String>
+        ) -> [Directive] {
+            var fresh: Set<String> = []
+            var stale: Set<String> = []
+            for feed in batchFeeds {
+                let origin = SyncSession.origin(of: feed)
+                guard origin != peer.replicaID else { continue }
+                if newEvents[feed, default: 0] > 0 { fresh.insert(origin) } else { stale.insert(origin) }
+            }
+            // New events of a pruned origin graft it once two of our rounds
+            // have passed since the prune: before that they may be eager
+            // pushes the peer sent before our prune reached it.
+            let graft = fresh.filter { prunedByUs[$0].map { rounds >= $0 + 2 } ?? false }
+            for origin in graft { prunedByUs[origin] = nil }
+            grafted.formUnion(graft)
+            let duplicated = stale.subtracting(fresh)
+            grafted.subtract(duplicated)
+            var prune = duplicated
+            if !fresh.isEmpty || !stale.isEmpty {
+                // The peer forwards: whatever it would forward of a connected
+                // origin, that origin's own push brings as well.
+                prune.formUnion(directOrigins.subtracting([peer.replicaID, localReplicaID]).subtracting(grafted))
+            }
+            prune = prune.filter { prunedByUs[$0] == nil }
+            for origin in prune { prunedByUs[origin] = rounds }
+            var directives: [Directive] = []
+            if !graft.isEmpty { directives.append(.send(.graft(origins: graft.sorted()))) }
+            if !prune.isEmpty { directives.append(.send(.prune(origins: prune.sorted()))) }
+            return directives
         }
 
         /// Our state summary, when the peer has not had it and our cursor

@@ -33,8 +33,22 @@ public struct SyncSession: Sendable {
         /// we held when its last cursor arrived (pure anti-entropy: one hop
         /// per round).
         public var livePush = true
+        /// Link pruning (with `livePush`): ask a peer to stop pushing the
+        /// events of an origin it forwards when a batch of them brought
+        /// nothing new, and to push them again when a pruned link brings
+        /// events we lacked; honour the same requests from the peer. A
+        /// pruned origin's events go only at the round, up to what we held
+        /// when the peer's previous cursor arrived (docs/protocol.md "Link pruning").
+        public var prunesLinks = true
 
         public init() {}
+    }
+
+    /// The replica whose events a feed carries first-hand: the replica
+    /// itself, or for a thin-client feed (`client@node`) the node that files it.
+    public static func origin(of feed: FeedID) -> String {
+        guard let at = feed.replicaID.lastIndex(of: "@") else { return feed.replicaID }
+        return String(feed.replicaID[feed.replicaID.index(after: at)...])
     }
 
     /// What the shell does for the session.
@@ -162,7 +176,7 @@ public struct SyncSession: Sendable {
             state = .awaitingCursor(peer: peer)
             return [.identified(peer)]
         case (.awaitingCursor(let peer), .cursor(let heads)):
-            var syncing = Syncing(peer: peer)
+            var syncing = Syncing(peer: peer, localReplicaID: hello.replicaID)
             let stateDirectives = syncing.stateIfDue(localState, advertised: advertised)
             let directives = syncing.peerReported(heads, localCursor: localCursor, configuration: configuration)
             state = .syncing(syncing)
@@ -195,10 +209,22 @@ public struct SyncSession: Sendable {
             syncing.unacknowledged -= 1
             syncing.raisePeerHeads(heads)
             return syncing.pump(localCursor: localCursor, configuration: configuration)
+        case (.syncing(var syncing), .prune(let origins)):
+            // Our own events always go at once; without pruning, as before it existed.
+            guard configuration.prunesLinks else { return [] }
+            syncing.prunedByPeer.formUnion(origins.filter { $0 != hello.replicaID })
+            state = .syncing(syncing)
+            return []
+        case (.syncing(var syncing), .graft(let origins)):
+            guard configuration.prunesLinks else { return [] }
+            state = .idle
+            defer { state = .syncing(syncing) }
+            syncing.prunedByPeer.subtract(origins)
+            return syncing.pump(localCursor: localCursor, configuration: configuration)
         case (.awaitingHello, .cursor), (.awaitingHello, .events), (.awaitingHello, .ack),
-            (.awaitingHello, .peers), (.awaitingHello, .state),
+            (.awaitingHello, .peers), (.awaitingHello, .state), (.awaitingHello, .prune), (.awaitingHello, .graft),
             (.awaitingCursor, .hello), (.awaitingCursor, .events), (.awaitingCursor, .ack),
-            (.awaitingCursor, .state), (.syncing, .hello):
+            (.awaitingCursor, .state), (.awaitingCursor, .prune), (.awaitingCursor, .graft), (.syncing, .hello):
             return fail("unexpected \(message.name) in state \(state)")
         }
     }
@@ -220,12 +246,45 @@ public struct SyncSession: Sendable {
         return syncing.eventsRead(events, localCursor: localCursor, configuration: configuration)
     }
 
-    /// The shell ingested a batch the peer sent; `cursor` is ours after it.
-    public mutating func ingested(batchID: UInt64, cursor: VectorCursor, batchFeeds: [FeedID]) -> [Directive] {
-        guard isSyncing else { return [] }
+    /// The shell ingested a batch the peer sent; `cursor` is ours after it,
+    /// `newEvents` how many of the batch's events per feed it stored (the
+    /// rest it held already, or refused), `directOrigins` the replicas this
+    /// node has a session with (each pushes its own events at once).
+    ///
+    /// With `prunesLinks`, an origin the peer forwards is pruned on this
+    /// link when the batch brought nothing new of it; and as soon as the
+    /// peer forwards anything, every origin in `directOrigins` is (its own
+    /// push brings its events anyway; a forwarded copy that comes first
+    /// only won a race). A pruned origin whose events were new is grafted
+    /// (once two of our rounds have passed since the prune, so that a push
+    /// the peer sent before our prune reached it does not count), and then
+    /// only a batch of duplicates prunes it again.
+    public mutating func ingested(
+        batchID: UInt64, cursor: VectorCursor, batchFeeds: [FeedID], newEvents: [FeedID: Int],
+        directOrigins: Set<String> = []
+    ) -> [Directive] {
+        guard case .syncing(var syncing) = state else { return [] }
         var heads = VectorCursor()
         for feed in batchFeeds { heads[feed] = cursor[feed] }
-        return [.send(.ack(batchID: batchID, heads: heads))] + localCursorChanged(cursor)
+        var directives: [Directive] = [.send(.ack(batchID: batchID, heads: heads))]
+        if configuration.prunesLinks && configuration.livePush {
+            directives += syncing.linkSignals(
+                batchFeeds: batchFeeds, newEvents: newEvents, directOrigins: directOrigins)
+            state = .syncing(syncing)
+        }
+        return directives + localCursorChanged(cursor)
+    }
+
+    /// Origins whose events the peer pushes only at the round, at our request.
+    public var prunedOrigins: Set<String> {
+        if case .syncing(let syncing) = state { return Set(syncing.prunedByUs.keys) }
+        return []
+    }
+
+    /// Origins the peer asked us to push only at the round.
+    public var originsPrunedByPeer: Set<String> {
+        if case .syncing(let syncing) = state { return syncing.prunedByPeer }
+        return []
     }
 
     /// The anti-entropy timer: say what changed in our cursor since we last
@@ -236,6 +295,7 @@ public struct SyncSession: Sendable {
         var changed = VectorCursor()
         for (feed, head) in localCursor.heads where head != advertised[feed] { changed[feed] = head }
         advertised = localCursor
+        syncing.rounds += 1
         let directives = [.send(.cursor(changed))] + syncing.stateIfDue(localState, advertised: advertised)
         state = .syncing(syncing)
         return directives

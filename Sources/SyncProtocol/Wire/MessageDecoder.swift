@@ -12,6 +12,8 @@ public struct MessageDecoder: Sendable {
     public let acceptsCompression: Bool
     /// Whether the peer declared `WireCapability.zstd`: it decodes compressed batches.
     public private(set) var peerOffersCompression = false
+    /// Whether the peer declared `WireCapability.pruning`: it decodes `prune` and `graft`.
+    public private(set) var peerOffersPruning = false
     /// The most feeds one connection may declare.
     public static let maximumFeeds = 1 << 20
     /// The most addresses one peer-exchange message may carry.
@@ -89,6 +91,10 @@ public struct MessageDecoder: Sendable {
                 throw WireError.truncated("state hash")
             }
             message = .state(StateSummary(eventCount: Int64(count), hash: hash))
+        case .prune:
+            message = .prune(origins: try readOrigins(&reader))
+        case .graft:
+            message = .graft(origins: try readOrigins(&reader))
         }
         try reader.expectEnd(message.name)
         return message
@@ -109,11 +115,25 @@ public struct MessageDecoder: Sendable {
             if feed.replicaID.utf8.elementsEqual(WireCapability.replicaID.utf8) {
                 // A capability: it takes an index, is never a feed; unknown ones are ignored.
                 if feed == WireCapability.zstd { peerOffersCompression = true }
+                if feed == WireCapability.pruning { peerOffersPruning = true }
                 feeds.append(nil)
             } else {
                 feeds.append(feed)
             }
         }
+    }
+
+    /// The origin replica ids of a `prune` or `graft`.
+    private func readOrigins(_ reader: inout ByteReader) throws -> [String] {
+        let count = try reader.readCount("origin count", minimumElementSize: 2)
+        guard count <= MessageDecoder.maximumFeeds else { throw WireError.malformed("\(count) origins in one message") }
+        var origins: [String] = []
+        for _ in 0..<count {
+            let origin = try reader.readString("origin replica id")
+            guard !origin.isEmpty else { throw WireError.malformed("empty origin replica id") }
+            origins.append(origin)
+        }
+        return origins
     }
 
     private func readFeed(_ reader: inout ByteReader) throws -> FeedID {

@@ -12,6 +12,10 @@ enum MessageType: UInt8 {
     case state = 7
     /// An `events` message as one zstd frame (docs/protocol.md "Compressed batches").
     case compressed = 8
+    /// `Message.prune` (docs/protocol.md "Link pruning").
+    case prune = 9
+    /// `Message.graft`.
+    case graft = 10
 }
 
 /// Optional abilities a side declares on a connection, as declarations of
@@ -23,6 +27,8 @@ public enum WireCapability {
     public static let replicaID = "peersync/capability"
     /// "I decode compressed batches (message type 8)."
     public static let zstd = FeedID(replicaID: replicaID, scope: "zstd")
+    /// "I decode `prune` and `graft` (message types 9 and 10) and honour them."
+    public static let pruning = FeedID(replicaID: replicaID, scope: "prune")
 }
 
 /// Turns messages into the plaintext of sealed frames.
@@ -51,8 +57,27 @@ public struct MessageEncoder: Sendable {
     /// The zstd level of compressed batches.
     public static let compressionLevel: Int32 = 1
 
-    public init(compression: Bool = false) {
+    /// Whether this side offers link pruning: it then declares
+    /// `WireCapability.pruning` with its first declarations, as for compression.
+    public let offersPruning: Bool
+    /// Whether the peer declared `WireCapability.pruning` (the shell copies
+    /// `MessageDecoder.peerOffersPruning` here); `prune` and `graft` are
+    /// never sent to a peer that did not, since it could not decode them.
+    public var peerAcceptsPruning = false
+
+    public init(compression: Bool = false, pruning: Bool = false) {
         offersCompression = compression
+        offersPruning = pruning
+    }
+
+    /// Whether `message` may go to this peer: `prune` and `graft` only to
+    /// one that declared `WireCapability.pruning`; the shell drops the rest
+    /// (the peer then keeps pushing everything, as before pruning existed).
+    public func carries(_ message: Message) -> Bool {
+        switch message {
+        case .prune, .graft: peerAcceptsPruning
+        case .hello, .cursor, .events, .ack, .goodbye, .peers, .state: true
+        }
     }
 
     /// Whether `events` messages above the threshold go compressed.
@@ -99,7 +124,20 @@ public struct MessageEncoder: Sendable {
             writer.write(varint: UInt64(max(0, summary.eventCount)))
             writer.write(raw: summary.hash.bytes)
             return writer.bytes
+        case .prune(let origins):
+            return encodeOrigins(origins, type: .prune)
+        case .graft(let origins):
+            return encodeOrigins(origins, type: .graft)
         }
+    }
+
+    /// Type, varint count, then each origin replica id as a string.
+    private func encodeOrigins(_ origins: [String], type: MessageType) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.write(type.rawValue)
+        writer.write(varint: UInt64(origins.count))
+        for origin in origins { writer.write(string: origin) }
+        return writer.bytes
     }
 
     private mutating func encodeHeads(_ heads: VectorCursor, type: MessageType, batchID: UInt64?) -> [UInt8] {
@@ -163,6 +201,11 @@ public struct MessageEncoder: Sendable {
             feedIndexes[WireCapability.zstd] = nextIndex
             nextIndex += 1
             new.append(WireCapability.zstd)
+        }
+        if offersPruning && feedIndexes[WireCapability.pruning] == nil {
+            feedIndexes[WireCapability.pruning] = nextIndex
+            nextIndex += 1
+            new.append(WireCapability.pruning)
         }
         for feed in feeds where feedIndexes[feed] == nil {
             feedIndexes[feed] = nextIndex
