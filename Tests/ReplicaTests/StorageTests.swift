@@ -130,6 +130,19 @@ struct StorageTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    @Test("A replica id the protocol keeps for itself is refused, and so are a peer's events in such a feed")
+    func reservedReplicaIDIsRefused() throws {
+        let path = directory.path("a.db")
+        #expect(throws: EventLogError.self) { try EventLog.create(at: path, replicaID: "peersync/capability") }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let log = try EventLog.create(at: path, replicaID: "a", options: .testing(clock: clock))
+        let forged = Fixtures.itemEvent("peersync/capability", seq: 1, time: 1, item: "i1", .deleted)
+        let report = try log.ingest([forged])
+        #expect(report.stored.isEmpty)
+        #expect(report.invalid.map(\.reason) == ["replica_id peersync/capability is reserved for the protocol"])
+        #expect(try log.eventCount() == 0)
+    }
+
     @Test("Reopening keeps the replica id, cursor, events and state hash")
     func reopenKeepsEverything() throws {
         let path = directory.path("a.db")

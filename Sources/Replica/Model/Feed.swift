@@ -18,6 +18,15 @@ public struct FeedID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The scope of events that do not name one.
     public static let defaultScope = "default"
 
+    /// Replica ids beginning with this are the protocol's own (its
+    /// capability declarations, docs/protocol.md): no replica may take one.
+    public static let reservedReplicaIDPrefix = "peersync/"
+
+    /// True for a replica id the protocol keeps for itself.
+    public static func isReserved(replicaID: String) -> Bool {
+        replicaID.utf8.starts(with: reservedReplicaIDPrefix.utf8)
+    }
+
     // Identity and order are by UTF-8 bytes, as SQLite compares them: Swift's
     // `String ==` would merge ids that differ only in Unicode normalization.
     public static func == (lhs: FeedID, rhs: FeedID) -> Bool {

@@ -135,6 +135,10 @@ extension EventLog {
         if event.feed.replicaID.isEmpty || event.feed.scope.isEmpty {
             return .failure("replica_id and scope must not be empty")
         }
+        if FeedID.isReserved(replicaID: event.feed.replicaID) {
+            return .failure(
+                InvalidReason(stringLiteral: "replica_id \(event.feed.replicaID) is reserved for the protocol"))
+        }
         if event.entityType.isEmpty || event.entityID.isEmpty {
             return .failure("entity_type and entity_id must not be empty")
         }

@@ -95,6 +95,10 @@ public final class EventLog {
     /// Creates a new database for replica `replicaID`; refuses when one exists.
     public static func create(at path: String, replicaID: String, options: Options = Options()) throws -> EventLog {
         guard !replicaID.isEmpty else { throw EventLogError.invalidEvent("a replica id must not be empty") }
+        guard !FeedID.isReserved(replicaID: replicaID) else {
+            throw EventLogError.invalidEvent(
+                "replica ids beginning with \(FeedID.reservedReplicaIDPrefix) are the protocol's own")
+        }
         if FileManager.default.fileExists(atPath: path) { throw EventLogError.alreadyExists(path: path) }
         return try withWrappedErrors(path: path) {
             let db = try SQLiteConnection(path: path, create: true)

@@ -24,7 +24,7 @@ enum MessageType: UInt8 {
 /// never sees it again, so an older peer ignores them.
 public enum WireCapability {
     /// The reserved replica id of capability declarations.
-    public static let replicaID = "peersync/capability"
+    public static let replicaID = FeedID.reservedReplicaIDPrefix + "capability"
     /// "I decode compressed batches (message type 8)."
     public static let zstd = FeedID(replicaID: replicaID, scope: "zstd")
     /// "I decode `prune` and `graft` (message types 9 and 10) and honour them."
