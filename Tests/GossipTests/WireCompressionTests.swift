@@ -44,12 +44,14 @@ struct WireCompressionTests {
         let port = try a.start()
         defer { a.stop(reason: "test over") }
         let b = try service(pathB, compression: compressionB, peers: [PeerAddress(host: "127.0.0.1", port: port)])
+        // Woken by B's commits, before B starts, so that no commit is missed.
+        let target = a.storage.cursor()
+        let storageB = b.storage
+        let holdsAll = DispatchSemaphore(value: 0)
+        storageB.observe { change in if change.cursor == target { holdsAll.signal() } }
         _ = try b.start()
         defer { b.stop(reason: "test over") }
-        let target = a.storage.cursor()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while b.storage.cursor() != target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let caughtUp = b.storage.cursor() == target
+        let caughtUp = holdsAll.wait(timeout: .now() + 60) == .success
         try #require(caughtUp, "B did not catch up (a \(compressionA), b \(compressionB))")
         return a.metrics().bytesSent
     }
