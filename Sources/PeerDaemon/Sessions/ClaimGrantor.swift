@@ -41,7 +41,11 @@ final class ClaimGrantor: @unchecked Sendable {
         storage.observe { [weak self] _ in self?.wake() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { [weak self] in self?.answerWaiting() }
+        // Commits wake `answerWaiting`; the timer only matters while a request waits.
+        timer.setEventHandler { [weak self] in
+            guard let self, !lock.withLock({ waiting.isEmpty }) else { return }
+            answerWaiting()
+        }
         timer.resume()
         lock.withLock { self.timer = timer }
         wake()
