@@ -19,7 +19,7 @@ enum Fold {
     /// undos themselves are in none. Sessions come first: an undo by a
     /// writer who does not hold the entity is dropped and cancels nothing.
     static func resolve(inCanonicalOrder history: [Event]) -> Resolution {
-        let sessions = SessionFold.resolve(inCanonicalOrder: withoutRepeatedThinClientCopies(history))
+        let sessions = SessionFold.resolve(inCanonicalOrder: history)
         let history = sessions.kept
         let undos = history.map { UndoneEvent.parse($0.payload) }
         let cancelledIDs = cancelledEventIDs(history, undos: undos)

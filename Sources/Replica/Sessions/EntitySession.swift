@@ -55,7 +55,7 @@ public struct ClaimRequest: Sendable, Hashable {
 extension EntitySession {
     /// Builds the report from an entity's whole history in canonical order.
     init(entityType: String, entityID: String, history: [Event]) {
-        let resolution = SessionFold.resolve(inCanonicalOrder: Fold.withoutRepeatedThinClientCopies(history))
+        let resolution = SessionFold.resolve(inCanonicalOrder: history)
         var requests: [ClaimRequest] = []
         var answers: [UUID: Event] = [:]
         for event in history {

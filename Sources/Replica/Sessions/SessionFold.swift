@@ -25,8 +25,10 @@ enum SessionFold {
         var hasSessions = false
     }
 
-    /// Resolves a history sorted in canonical order.
+    /// Resolves a history sorted in canonical order; of an event held in
+    /// two thin-client feeds only the first copy counts (docs/relay.md).
     static func resolve(inCanonicalOrder history: [Event]) -> Resolution {
+        let history = Fold.withoutRepeatedThinClientCopies(history)
         var resolution = Resolution()
         guard history.contains(where: { SessionEvent.mayBe($0.payload) }) else {
             resolution.kept = history

@@ -146,7 +146,7 @@ extension EventLog {
     private func sessionState(of entity: EntityKey) throws -> (SessionState, [StoredEvent]) {
         let history = try entityHistory(entity)
         let resolution = SessionFold.resolve(
-            inCanonicalOrder: Fold.withoutRepeatedThinClientCopies(history.map(\.event)))
+            inCanonicalOrder: history.map(\.event))
         return (resolution.state, history)
     }
 
