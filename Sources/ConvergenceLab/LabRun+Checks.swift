@@ -36,26 +36,33 @@ extension LabRun {
         let started = nowMs
         try await nodes.stop(host)
         let database = member.node.data.appendingPathComponent("replica.db").path
+        // The newest event of another replica, whether a row or in a block row (docs/storage.md).
         let query = """
-            SELECT local_offset FROM events JOIN feeds ON feeds.id = events.feed
-            WHERE feeds.replica_id <> '\(member.node.replicaID)' ORDER BY local_offset DESC LIMIT 1;
+            SELECT 'row', local_offset FROM events JOIN feeds ON feeds.id = events.feed
+            WHERE feeds.replica_id <> '\(member.node.replicaID)'
+            UNION ALL
+            SELECT 'block', first_offset FROM event_blocks JOIN feeds ON feeds.id = event_blocks.feed
+            WHERE feeds.replica_id <> '\(member.node.replicaID)'
+            ORDER BY 2 DESC LIMIT 1;
             """
         let found = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database, query])
-        let offset = found.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard found.status == 0, let local = Int64(offset) else {
+        let fields = found.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|")
+        guard found.status == 0, fields.count == 2, let local = Int64(fields[1]) else {
             throw LabFailure("--plant divergence: no event of another replica on \(member.node.name): \(found)")
         }
+        let table = fields[0] == "row" ? "events WHERE local_offset" : "event_blocks WHERE first_offset"
         let removed = try await ChildProcess.run(
             URL(fileURLWithPath: "/usr/bin/sqlite3"),
-            [database, "PRAGMA foreign_keys=OFF; DELETE FROM events WHERE local_offset = \(local);"])
+            [database, "PRAGMA foreign_keys=OFF; DELETE FROM \(table) = \(local);"])
         guard removed.status == 0 else { throw LabFailure("--plant divergence: \(removed)") }
         try await nodes.startDaemon(host)
         faultRecords.append(
             LabReport.Fault(
                 kind: "plant", startMs: started, endMs: nowMs, nodes: [member.node.name],
-                description: "event at local offset \(local) removed from \(member.node.name)'s replica.db (test only)")
+                description:
+                    "\(fields[0]) at local offset \(local) removed from \(member.node.name)'s replica.db (test only)")
         )
-        notes.append("planted: event at local offset \(local) removed from \(member.node.name)'s replica.db")
+        notes.append("planted: \(fields[0]) at local offset \(local) removed from \(member.node.name)'s replica.db")
     }
 
     // MARK: Checks

@@ -255,7 +255,9 @@ final class ReadOnlyEventCounter {
     func projectionRowsLag() throws -> Int64 {
         var prepared: OpaquePointer?
         let sql = """
-            SELECT coalesce(max(local_offset), 0) - (SELECT value FROM meta WHERE key = 'projected_offset') FROM events
+            SELECT max((SELECT coalesce(max(local_offset), 0) FROM events),
+                       (SELECT coalesce(max(last_offset), 0) FROM event_blocks))
+                   - (SELECT value FROM meta WHERE key = 'projected_offset')
             """
         guard sqlite3_prepare_v2(db, sql, -1, &prepared, nil) == SQLITE_OK, let prepared else {
             throw RawSQLiteError(code: sqlite3_errcode(db), message: String(cString: sqlite3_errmsg(db)))

@@ -33,7 +33,7 @@ struct DeferredProjectionTests {
         #expect(!immediate.hasPendingProjections)
         // The rows lag: nothing of the batch is folded into them yet.
         #expect(try RawSQL.projectedOffset(deferred.path) == 0)
-        #expect(try RawSQL.int(deferred.path, "SELECT max(local_offset) FROM events") == 600)
+        #expect(try RawSQL.int(deferred.path, "SELECT max(local_offset) FROM event_log") == 600)
         #expect(try RawSQL.int(deferred.path, "SELECT count(*) FROM items") == 0)
         #expect(try RawSQL.projectedOffset(immediate.path) == 600)
 
@@ -191,7 +191,7 @@ struct DeferredProjectionTests {
             #expect(log.hasPendingProjections)
         }
         #expect(try RawSQL.projectedOffset(path) == 0)
-        #expect(try RawSQL.int(path, "SELECT count(*) FROM events") == 600)
+        #expect(try RawSQL.int(path, "SELECT count(*) FROM event_log") == 600)
         #expect(try RawSQL.int(path, "SELECT count(*) FROM items") == 0)
         let reference = try makeLog("reference", .immediate)
         try reference.ingest(batch)

@@ -44,7 +44,12 @@ struct MigrationTests {
 
         let migrated = try EventLog.open(at: path, options: options())
 
-        #expect(Schema.currentVersion == 4)
+        #expect(Schema.currentVersion == 5)
+        // Version 5 adds block rows; the migrated events stay rows, and `event_log` shows them all.
+        #expect(try RawSQL.int(path, "SELECT count(*) FROM event_blocks") == 0)
+        #expect(
+            try RawSQL.int(path, "SELECT count(*) FROM event_log")
+                == (try RawSQL.int(path, "SELECT count(*) FROM events")))
         // Version 4 adds the session holder of each entity; nothing was claimed before it.
         #expect(try RawSQL.int(path, "SELECT count(*) FROM entities WHERE holder IS NOT NULL") == 0)
         // Version 3 indexes the thin-client events by id, the first copy of each (docs/storage.md).

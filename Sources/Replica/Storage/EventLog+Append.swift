@@ -85,7 +85,9 @@ extension EventLog {
             let entity = EntityKey(type: new.entityType, id: new.entityID)
             let entityRow = try entityRowID(entity, create: true)!
             if !sessionEvents { try checkHolder(of: entity, entityRow: entityRow) }
-            inserted.append(try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs))
+            var asRow: BlockBuilder?
+            inserted.append(
+                try storeEvent(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow))
             heads[feed] = (feedRow, head + 1)
         }
         for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }

@@ -75,6 +75,9 @@ extension EventLog {
         var feedRow = try feedRowID(feed, create: false)
         let startHead = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
         var head = startHead
+        // A long run of a feed is stored as block rows (docs/storage.md "Block rows").
+        let inBlocks = positions.count >= EventLog.blockMinimumEvents && !feed.isThinClient
+        var block: BlockBuilder?
         for (index, position) in positions.enumerated() {
             let offered = batch[position]
             if offered.seq >= 1, offered.seq <= head {
@@ -108,20 +111,27 @@ extension EventLog {
                             feed: feed, expectedSeq: offered.seq, offeredSeq: batch[positions[index + 1]].seq,
                             rejectedCount: positions.count - index - 1))
                 }
-                return try finish(feed, feedRow, head, startHead)
+                return try finish(feed, feedRow, head, startHead, block: &block)
             }
             let row = try feedRow ?? feedRowID(feed, create: true)!
             feedRow = row
+            if inBlocks && block == nil { block = BlockBuilder(feedRow: row, arrivalMs: arrivalMs) }
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
-            inserted.append(try insertEventRow(event, feedRow: row, entityRow: entityRow, arrivalMs: arrivalMs))
+            inserted.append(
+                try storeEvent(event, feedRow: row, entityRow: entityRow, arrivalMs: arrivalMs, into: &block))
+            if block?.count == EventLog.blockMaximumEvents { try writeBlock(&block!) }
             head = event.seq
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
         }
-        try finish(feed, feedRow, head, startHead)
+        try finish(feed, feedRow, head, startHead, block: &block)
     }
 
-    private func finish(_ feed: FeedID, _ feedRow: Int64?, _ head: UInt64, _ startHead: UInt64) throws {
+    /// Writes the block still collecting, if any, and the feed's new head.
+    private func finish(
+        _ feed: FeedID, _ feedRow: Int64?, _ head: UInt64, _ startHead: UInt64, block: inout BlockBuilder?
+    ) throws {
+        if block != nil { try writeBlock(&block!) }
         if let feedRow, head != startHead { try setHeadSeq(head, feedRow: feedRow) }
     }
 

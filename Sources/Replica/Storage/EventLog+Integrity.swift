@@ -92,7 +92,7 @@ private struct IntegrityCheck {
         if try EventLog.readMeta(db, "replica_id") == nil {
             report.findings.append(Finding(.meta, "meta has no replica_id"))
         }
-        let newest = try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0
+        let newest = try log.newestOffset()
         guard let text = try EventLog.readMeta(db, "projected_offset") else {
             report.findings.append(Finding(.meta, "meta has no projected_offset"))
             return
@@ -110,7 +110,7 @@ private struct IntegrityCheck {
         }
     }
 
-    /// One pass over the `(feed, seq)` index: gaps, heads, the order of offsets.
+    /// One pass over the `(feed, seq)` index and the blocks: gaps, heads, the order of offsets.
     mutating func checkFeeds() throws {
         var feeds: [Int64: (feed: FeedID, head: Int64)] = [:]
         let feedRows = try db.cached("SELECT id, replica_id, scope, head_seq FROM feeds")
@@ -119,9 +119,9 @@ private struct IntegrityCheck {
         }
         var walked: Set<Int64> = []
         var walk: (row: Int64, feed: FeedWalk)?
-        let events = try db.cached("SELECT feed, seq, local_offset FROM events ORDER BY feed, seq")
-        while try events.step() {
-            let row = events.int64(0)
+        var slots = try FeedSlots(db)
+        while let slot = try slots.next() {
+            let row = slot.feed
             if walk?.row != row {
                 if let (done, feed) = walk { report.findings += feed.finished(head: feeds[done]?.head) }
                 walked.insert(row)
@@ -130,13 +130,14 @@ private struct IntegrityCheck {
                     report.findings.append(
                         Finding(
                             .unknownFeed,
-                            "the event at offset \(events.int64(2)) names feed row \(row), which is not in feeds"))
+                            "the event at offset \(slot.offset) names feed row \(row), which is not in feeds"))
                 }
                 walk = (row, FeedWalk(feed: feeds[row]?.feed ?? FeedID(replicaID: "(feed row \(row))")))
             }
             report.eventCount += 1
-            walk?.feed.take(seq: events.int64(1), offset: events.int64(2))
+            walk?.feed.take(seq: slot.seq, offset: slot.offset)
         }
+        report.findings += slots.findings
         if let (done, feed) = walk { report.findings += feed.finished(head: feeds[done]?.head) }
         for (row, entry) in feeds.sorted(by: { $0.key < $1.key }) where entry.head != 0 && !walked.contains(row) {
             report.findings.append(
@@ -150,21 +151,7 @@ private struct IntegrityCheck {
     /// Event ids stored more than once, each with every place it is stored;
     /// copies that are all in thin-client feeds are the documented case.
     mutating func checkEventIDs() throws {
-        let statement = try db.cached(
-            """
-            SELECT e.event_id, e.local_offset, f.replica_id, f.scope, e.seq
-            FROM events e LEFT JOIN feeds f ON f.id = e.feed
-            WHERE e.event_id IN (SELECT event_id FROM events GROUP BY event_id HAVING count(*) > 1)
-            ORDER BY e.event_id, e.local_offset
-            """)
-        var places: [(id: [UInt8], offset: Int64, feed: FeedID, seq: UInt64)] = []
-        while try statement.step() {
-            places.append(
-                (
-                    statement.blob(0), statement.int64(1),
-                    FeedID(replicaID: statement.text(2), scope: statement.text(3)), UInt64(max(0, statement.int64(4)))
-                ))
-        }
+        let places = try blockCount() == 0 ? try repeatedRowIDs() : try repeatedIDs()
         var start = 0
         while start < places.count {
             var end = start + 1
@@ -180,6 +167,74 @@ private struct IntegrityCheck {
                     .duplicateEventID, "event \(id) is stored \(group.count) times: \(stored)", feed: group.first!.feed,
                     seq: group.first!.seq))
         }
+    }
+
+    private func blockCount() throws -> Int64 { try db.scalarInt("SELECT count(*) FROM event_blocks") ?? 0 }
+
+    /// Every place of an event id stored more than once in rows, by id then offset.
+    private func repeatedRowIDs() throws -> [(id: [UInt8], offset: Int64, feed: FeedID, seq: UInt64)] {
+        let statement = try db.cached(
+            """
+            SELECT e.event_id, e.local_offset, f.replica_id, f.scope, e.seq
+            FROM events e LEFT JOIN feeds f ON f.id = e.feed
+            WHERE e.event_id IN (SELECT event_id FROM events GROUP BY event_id HAVING count(*) > 1)
+            ORDER BY e.event_id, e.local_offset
+            """)
+        var places: [(id: [UInt8], offset: Int64, feed: FeedID, seq: UInt64)] = []
+        while try statement.step() {
+            places.append(
+                (
+                    statement.blob(0), statement.int64(1),
+                    FeedID(replicaID: statement.text(2), scope: statement.text(3)), UInt64(max(0, statement.int64(4)))
+                ))
+        }
+        return places
+    }
+
+    /// As `repeatedRowIDs`, over rows and blocks: every id is read into
+    /// memory and sorted (24 bytes an event), since SQL cannot group the
+    /// ids inside blocks.
+    private func repeatedIDs() throws -> [(id: [UInt8], offset: Int64, feed: FeedID, seq: UInt64)] {
+        var all: [(id: UUID, offset: Int64, feedRow: Int64, seq: Int64)] = []
+        let rows = try db.cached("SELECT event_id, local_offset, feed, seq FROM events")
+        while try rows.step() {
+            guard let id = UUID(bytes: rows.blob(0)) else { continue }
+            all.append((id, rows.int64(1), rows.int64(2), rows.int64(3)))
+        }
+        let blocks = try db.cached(
+            "SELECT first_offset, feed, first_seq, events FROM event_blocks ORDER BY first_offset")
+        while try blocks.step() {
+            for (index, entry) in (EventBlock.entries(of: blocks.text(3)) ?? []).enumerated() {
+                all.append(
+                    (entry.eventID, blocks.int64(0) + Int64(index), blocks.int64(1), blocks.int64(2) + Int64(index)))
+            }
+        }
+        all.sort {
+            ($0.id.orderedBytes.lexicographicallyPrecedes($1.id.orderedBytes))
+                || ($0.id == $1.id && $0.offset < $1.offset)
+        }
+        var feeds: [Int64: FeedID] = [:]
+        let feedRows = try db.cached("SELECT id, replica_id, scope FROM feeds")
+        while try feedRows.step() {
+            feeds[feedRows.int64(0)] = FeedID(replicaID: feedRows.text(1), scope: feedRows.text(2))
+        }
+        var places: [(id: [UInt8], offset: Int64, feed: FeedID, seq: UInt64)] = []
+        var start = 0
+        while start < all.count {
+            var end = start + 1
+            while end < all.count, all[end].id == all[start].id { end += 1 }
+            if end - start > 1 {
+                for place in all[start..<end] {
+                    places.append(
+                        (
+                            place.id.orderedBytes, place.offset, feeds[place.feedRow] ?? FeedID(replicaID: ""),
+                            UInt64(max(0, place.seq))
+                        ))
+                }
+            }
+            start = end
+        }
+        return places
     }
 
     /// Every projection of a folded type against a fresh fold of its chain.
@@ -198,10 +253,26 @@ private struct IntegrityCheck {
                     "the event at offset \(forward.int64(0)) names \(forward.int64(1)) as its entity's previous event, "
                         + "which is not earlier; projections were not refolded"))
         }
-        guard !unsafe else { return }
         var stored: [Int64: Int] = [:]
+        let blocks = try db.cached("SELECT first_offset, events FROM event_blocks ORDER BY first_offset")
+        while try blocks.step() {
+            guard let entries = EventBlock.entries(of: blocks.text(1)) else { continue }  // FeedSlots reports it
+            for (index, entry) in entries.enumerated() {
+                let offset = blocks.int64(0) + Int64(index)
+                stored[entry.entityRow, default: 0] += 1
+                if let previous = entry.entityPrev, previous >= offset {
+                    unsafe = true
+                    report.findings.append(
+                        Finding(
+                            .chain,
+                            "the event at offset \(offset) names \(previous) as its entity's previous event, "
+                                + "which is not earlier; projections were not refolded"))
+                }
+            }
+        }
+        guard !unsafe else { return }
         let counts = try db.cached("SELECT entity, count(*) FROM events GROUP BY entity")
-        while try counts.step() { stored[counts.int64(0)] = Int(counts.int64(1)) }
+        while try counts.step() { stored[counts.int64(0), default: 0] += Int(counts.int64(1)) }
 
         var refolded = 0
         let entities = try db.cached("SELECT id, entity_type, entity_id, state, last_offset FROM entities ORDER BY id")
@@ -230,7 +301,7 @@ private struct IntegrityCheck {
                 }
                 continue
             }
-            let chain = try log.storedEventsWithEntity("", [.int(head)], select: EventLog.entityChainSelect)
+            let chain = try log.entityChain(head: head)
             if chain.first?.stored.offset != head {
                 report.findings.append(
                     finding(.chain, "its chain head, offset \(head), is not one of its stored events"))
@@ -256,5 +327,79 @@ private struct IntegrityCheck {
             refolded += 1
         }
         report.refolded = refolded
+    }
+}
+
+/// Every stored event's feed row, seq and offset, in `(feed, seq)` order:
+/// the rows by the `(feed, seq)` index merged with the blocks, whose slots
+/// follow from their columns alone.
+private struct FeedSlots {
+    typealias Finding = IntegrityReport.Finding
+
+    struct Slot {
+        var feed: Int64
+        var seq: Int64
+        var offset: Int64
+    }
+
+    private let rows: SQLiteStatement
+    private let blocks: SQLiteStatement
+    private var nextRow: Slot?
+    /// The block being walked: its feed, the next seq and offset, the last seq.
+    private var block: (feed: Int64, seq: Int64, offset: Int64, lastSeq: Int64)?
+    /// Blocks whose columns disagree (a seq span unlike the offset span), or whose text does not read.
+    private(set) var findings: [Finding] = []
+
+    init(_ db: SQLiteConnection) throws {
+        rows = try db.cached("SELECT feed, seq, local_offset FROM events ORDER BY feed, seq")
+        blocks = try db.cached(
+            """
+            SELECT feed, first_seq, last_seq, first_offset, last_offset, json_valid(events)
+            FROM event_blocks ORDER BY feed, first_seq
+            """)
+        try stepRow()
+        try stepBlock()
+    }
+
+    mutating func next() throws -> Slot? {
+        let fromBlock = block.map { candidate in
+            nextRow.map { (candidate.feed, candidate.seq) < ($0.feed, $0.seq) } ?? true
+        }
+        switch fromBlock {
+        case true?:
+            let current = block!
+            if current.seq == current.lastSeq {
+                try stepBlock()
+            } else {
+                block = (current.feed, current.seq + 1, current.offset + 1, current.lastSeq)
+            }
+            return Slot(feed: current.feed, seq: current.seq, offset: current.offset)
+        case false?, nil:
+            guard let row = nextRow else { return nil }
+            try stepRow()
+            return row
+        }
+    }
+
+    private mutating func stepRow() throws {
+        nextRow = try rows.step() ? Slot(feed: rows.int64(0), seq: rows.int64(1), offset: rows.int64(2)) : nil
+    }
+
+    private mutating func stepBlock() throws {
+        block = nil
+        while try blocks.step() {
+            let (feed, firstSeq, lastSeq) = (blocks.int64(0), blocks.int64(1), blocks.int64(2))
+            let (firstOffset, lastOffset) = (blocks.int64(3), blocks.int64(4))
+            guard lastSeq >= firstSeq, lastSeq - firstSeq == lastOffset - firstOffset, blocks.int64(5) == 1 else {
+                findings.append(
+                    Finding(
+                        .damaged,
+                        "the block at offset \(firstOffset) (feed row \(feed), seqs \(firstSeq)…\(lastSeq), offsets "
+                            + "\(firstOffset)…\(lastOffset)) is not a readable run of events"))
+                continue
+            }
+            block = (feed, firstSeq, firstOffset, lastSeq)
+            return
+        }
     }
 }

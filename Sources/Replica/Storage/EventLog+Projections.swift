@@ -24,9 +24,7 @@ extension EventLog {
         }
         pending = nil  // until the tail is folded: a failure below must not leave half a fold
         while current.knownOffset < newest {
-            let page = try storedEventsWithEntity(
-                "WHERE e.local_offset > ? AND e.local_offset <= ? ORDER BY e.local_offset LIMIT 5000",
-                [.int(current.knownOffset), .int(newest)])
+            let page = try storedEvents(after: current.knownOffset, through: newest, limit: 5000)
             guard let last = page.last else { break }
             for event in page { current.heads[event.entityRow] = event.stored.offset }
             try absorb(page, into: &current)
@@ -41,7 +39,7 @@ extension EventLog {
     /// (`meta.projected_offset`) and the newest stored event's offset.
     func projectionOffsets() throws -> (projected: Int64, newest: Int64) {
         let projected = Int64(try EventLog.readMeta(db, "projected_offset") ?? "0") ?? 0
-        return (projected, try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0)
+        return (projected, try newestOffset())
     }
 
     /// Inside a transaction, after `syncPending()`: the chain head of an

@@ -15,21 +15,18 @@ extension EventLog {
 
     /// How many events this replica holds.
     public func eventCount() throws -> Int64 {
-        try read { try db.scalarInt("SELECT count(*) FROM events") ?? 0 }
+        try read { try storedEventCount() }
     }
 
     /// The local offset of the newest stored event (0 when there is none).
     public func lastOffset() throws -> Int64 {
-        try read { try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0 }
+        try read { try newestOffset() }
     }
 
     /// Up to `limit` events stored after local offset `offset`, in arrival order.
     /// Page on with the last returned event's offset.
     public func events(after offset: Int64, limit: Int) throws -> [StoredEvent] {
-        try read {
-            try storedEvents(
-                "WHERE e.local_offset > ? ORDER BY e.local_offset LIMIT ?", [.int(offset), .int(Int64(limit))])
-        }
+        try read { try storedEvents(after: offset, limit: limit).map(\.stored) }
     }
 
     /// Calls `body` with every stored event in arrival order, a page of at
@@ -60,12 +57,14 @@ extension EventLog {
     public func events(in feed: FeedID, seqs range: ClosedRange<UInt64>, limit: Int) throws -> [StoredEvent] {
         try read {
             guard let row = try feedRowID(feed, create: false) else { return [] }
-            return try storedEvents(
+            let seqs = Int64(min(range.lowerBound, UInt64(Int64.max)))...Int64(min(range.upperBound, UInt64(Int64.max)))
+            let rows = try storedEventsWithEntity(
                 "WHERE e.feed = ? AND e.seq BETWEEN ? AND ? ORDER BY e.seq LIMIT ?",
-                [
-                    .int(row), .int(Int64(range.lowerBound)), .int(Int64(min(range.upperBound, UInt64(Int64.max)))),
-                    .int(Int64(limit)),
-                ])
+                [.int(row), .int(seqs.lowerBound), .int(seqs.upperBound), .int(Int64(limit))])
+            // Past a full page of rows, no block event can be among the first `limit`.
+            let blockSeqs = rows.count == limit ? seqs.lowerBound...Int64(rows.last!.stored.event.seq) : seqs
+            let blocks = try blockEvents(feedRow: row, seqs: blockSeqs, limit: limit)
+            return EventLog.merged(rows, blocks, limit: limit) { Int64($0.stored.event.seq) }.map(\.stored)
         }
     }
 

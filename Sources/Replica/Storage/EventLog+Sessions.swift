@@ -110,11 +110,10 @@ extension EventLog {
     public func claimRequests(after offset: Int64, limit: Int) throws -> [StoredEvent] {
         try read {
             try storedEvents(
-                """
-                WHERE e.local_offset > ? AND e.payload LIKE '%"ClaimRequested"%'
-                ORDER BY e.local_offset LIMIT ?
-                """, [.int(offset), .int(Int64(limit))]
-            ).filter {
+                after: offset, limit: limit, rowCondition: #"AND e.payload LIKE '%"ClaimRequested"%'"#,
+                blockCondition: #"AND b.events LIKE '%"ClaimRequested"%'"#,
+                keep: { $0.stored.event.payload.contains(#""ClaimRequested""#) }
+            ).map(\.stored).filter {
                 if case .claimRequested = SessionEvent.parse($0.event.payload) { return true }
                 return false
             }

@@ -24,13 +24,15 @@ extension EventLog {
             let chunk = max(limit, 256)
             var dropped = DroppedIDs()
             while served.count < limit {
-                let page = try storedEventsWithEntity(
-                    """
-                    WHERE e.local_offset > ? AND n.entity_type = ?
-                      AND (instr(f.replica_id, '@') = 0
-                           OR e.local_offset = (SELECT local_offset FROM thin_client_events WHERE event_id = e.event_id))
-                    ORDER BY e.local_offset LIMIT ?
-                    """, [.int(scanned), .text(Item.entityType), .int(Int64(chunk))])
+                // Blocks hold no thin-client feed (docs/storage.md "Block rows"): only rows need the index.
+                let page = try storedEvents(
+                    after: scanned, limit: chunk,
+                    rowCondition: """
+                        AND n.entity_type = ?
+                        AND (instr(f.replica_id, '@') = 0
+                             OR e.local_offset = (SELECT local_offset FROM thin_client_events WHERE event_id = e.event_id))
+                        """, rowArguments: [.text(Item.entityType)],
+                    keep: { $0.stored.event.entityType == Item.entityType })
                 guard let last = page.last else { break }
                 scanned = last.stored.offset
                 for row in page where served.count < limit {

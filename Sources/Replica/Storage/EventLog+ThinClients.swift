@@ -50,7 +50,9 @@ extension EventLog {
                     eventID: pushed.eventID, feed: feed, seq: head + 1, timeMs: pushed.timeMs,
                     entityType: pushed.entityType, entityID: pushed.entityID, payload: pushed.payload)
                 let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
-                let stored = try insertEventRow(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs)
+                var asRow: BlockBuilder?
+                let stored = try storeEvent(
+                    event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow)
                 heads[feed] = (feedRow, head + 1)
                 _ = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
                 inserted.append(stored)
@@ -101,7 +103,7 @@ extension EventLog {
     func thinClientCopy(of eventID: UUID) throws -> StoredEvent? {
         // Most pushed events are new: a lookup in the index alone says so.
         guard let offset = try thinClientOffset(of: eventID) else { return nil }
-        return try storedEvents("WHERE e.local_offset = ?", [.int(offset)]).first
+        return try storedEvent(at: offset)?.stored
     }
 
     /// Inside a transaction: the local offset `thin_client_events` holds for `eventID`.

@@ -78,6 +78,11 @@ public final class EventLog {
     /// The fold of the events the projection rows do not hold yet; nil
     /// until a transaction has read it (`syncPending()`).
     var pending: PendingProjections?
+    /// Inside a write transaction: the local offset the next stored event
+    /// takes; nil until the transaction stores one (`takeOffset()`).
+    var nextOffset: Int64?
+    /// The block read last, decoded: paging through a block reads it once.
+    var decodedBlock: DecodedBlock?
     /// Transactions open now: a read inside one joins it instead of beginning its own.
     private var transactionDepth = 0
     /// The last state hash and the `PRAGMA data_version` it was read at;
@@ -190,13 +195,17 @@ public final class EventLog {
         }
     }
 
-    /// A write transaction; the interning caches, the rows kept and the
-    /// pending fold are dropped when it fails, since they may name rows that
-    /// were rolled back.
+    /// A write transaction; the interning caches, the rows kept, the
+    /// pending fold and the decoded block are dropped when it fails, since
+    /// they may name rows that were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
         keptStateHash = nil
+        nextOffset = nil
         transactionDepth += 1
-        defer { transactionDepth -= 1 }
+        defer {
+            transactionDepth -= 1
+            nextOffset = nil
+        }
         return try EventLog.withWrappedErrors(path: path) {
             do {
                 return try db.writeTransaction(body)
@@ -204,6 +213,7 @@ public final class EventLog {
                 interned = InternedIDs()
                 writtenRows = WrittenRows()
                 pending = nil
+                decodedBlock = nil
                 throw error
             }
         }

@@ -9,7 +9,7 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1, version2, version3, version4]
+    static let migrations: [String] = [version1, version2, version3, version4, version5]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -128,5 +128,39 @@ enum Schema {
     private static let version4 = """
         ALTER TABLE entities ADD COLUMN holder TEXT;
         ALTER TABLE entities ADD COLUMN claimed INTEGER NOT NULL DEFAULT 0;
+        """
+
+    /// Version 5: block rows (docs/storage.md "Block rows"). A run of one
+    /// feed's events received together is stored as one `event_blocks`
+    /// row: local offsets `first_offset…last_offset`, seqs
+    /// `first_seq…last_seq`, the events as a JSON array (`EventBlock`).
+    /// Rows of `events` and blocks share one offset space; `event_log`
+    /// shows both, a block's events through `json_each`.
+    private static let version5 = """
+        CREATE TABLE event_blocks (
+            first_offset INTEGER PRIMARY KEY,
+            last_offset  INTEGER NOT NULL,
+            feed         INTEGER NOT NULL REFERENCES feeds (id),
+            first_seq    INTEGER NOT NULL,
+            last_seq     INTEGER NOT NULL,
+            arrival_ms   INTEGER NOT NULL,
+            events       TEXT NOT NULL
+        );
+        CREATE INDEX event_blocks_by_feed ON event_blocks (feed, last_seq);
+
+        DROP VIEW event_log;
+        CREATE VIEW event_log AS
+        SELECT e.local_offset,
+               lower(substr(hex(e.event_id), 1, 8) || '-' || substr(hex(e.event_id), 9, 4) || '-' ||
+                     substr(hex(e.event_id), 13, 4) || '-' || substr(hex(e.event_id), 17, 4) || '-' ||
+                     substr(hex(e.event_id), 21)) AS event_id,
+               f.replica_id, f.scope, e.seq, e.time_ms,
+               n.entity_type, n.entity_id, e.payload, e.arrival_ms
+        FROM events e JOIN feeds f ON f.id = e.feed JOIN entities n ON n.id = e.entity
+        UNION ALL
+        SELECT b.first_offset + j.key AS local_offset, j.value ->> 0 AS event_id,
+               f.replica_id, f.scope, b.first_seq + j.key AS seq, j.value ->> 1 AS time_ms,
+               j.value ->> 3 AS entity_type, j.value ->> 4 AS entity_id, j.value -> 6 AS payload, b.arrival_ms
+        FROM event_blocks b JOIN feeds f ON f.id = b.feed, json_each(b.events) j;
         """
 }

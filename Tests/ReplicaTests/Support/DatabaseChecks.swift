@@ -32,7 +32,11 @@ enum RawSQL {
     static func entities(_ path: String) throws -> [(type: String, id: String)] {
         try rows(
             path,
-            "SELECT entity_type, entity_id FROM entities n WHERE EXISTS (SELECT 1 FROM events WHERE entity = n.id)"
+            """
+            SELECT entity_type, entity_id FROM entities n
+            WHERE EXISTS (SELECT 1 FROM events WHERE entity = n.id)
+               OR EXISTS (SELECT 1 FROM event_blocks b, json_each(b.events) j WHERE j.value ->> 2 = n.id)
+            """
         ) { (type: $0.text(0), id: $0.text(1)) }
     }
 
@@ -56,12 +60,22 @@ enum RawSQL {
         }
     }
 
+    /// Every stored event's local offset, entity row and `entity_prev`, in
+    /// offset order: the rows of `events` and, read with SQLite's own
+    /// `json_each` as the `sqlite3` tool reads them, the events of the blocks.
+    static let allEventsSQL = """
+        SELECT local_offset, entity, entity_prev FROM events
+        UNION ALL
+        SELECT b.first_offset + j.key, j.value ->> 2, j.value ->> 5 FROM event_blocks b, json_each(b.events) j
+        ORDER BY 1
+        """
+
     /// Where the entity chains disagree with the events as stored, computed
     /// here rather than by the migration's own SQL: each event's
     /// `entity_prev` must be the entity's previous local offset (NULL for
     /// its first), and (with `checkHeads`) `entities.last_offset` its newest.
     static func chainProblems(_ path: String, checkHeads: Bool) throws -> [String] {
-        let events = try rows(path, "SELECT local_offset, entity, entity_prev FROM events ORDER BY local_offset") {
+        let events = try rows(path, allEventsSQL) {
             (offset: $0.int64(0), entity: $0.int64(1), previous: $0.isNull(2) ? nil : Optional($0.int64(2)))
         }
         var newest: [Int64: Int64] = [:]

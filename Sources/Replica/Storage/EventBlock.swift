@@ -1,0 +1,156 @@
+import Foundation
+
+/// The text of one `event_blocks` row: a run of one feed's events stored
+/// together (docs/storage.md "Block rows"), as a JSON array with one array
+/// per event, so that the stock `sqlite3` reads it with `json_each`:
+///
+/// ```
+/// [["<event id>",<time_ms>,<entity row>,"<entity type>","<entity id>",<entity_prev or null>,<payload>],...]
+/// ```
+///
+/// The event ids are lowercase 8-4-4-4-12 text, the payload the event's
+/// canonical JSON object itself (not a string). Feed, seqs, offsets and the
+/// arrival time are the row's columns: the `n`-th event has seq
+/// `first_seq + n` and local offset `first_offset + n`.
+enum EventBlock {
+    /// One event of a block, with what the row's columns do not say.
+    struct Entry {
+        var eventID: UUID
+        var timeMs: Int64
+        var entityRow: Int64
+        var entityType: String
+        var entityID: String
+        /// The local offset of the entity's previous event (`events.entity_prev`).
+        var entityPrev: Int64?
+        var payload: String
+    }
+
+    /// The block text of `entries`; each payload must be canonical JSON.
+    static func text(of entries: [Entry]) -> String {
+        var text = "["
+        text.reserveCapacity(entries.reduce(2) { $0 + $1.payload.utf8.count + 96 })
+        for (index, entry) in entries.enumerated() {
+            text += index == 0 ? "[\"" : ",[\""
+            text += entry.eventID.lowercased
+            text += "\","
+            text += String(entry.timeMs)
+            text += ","
+            text += String(entry.entityRow)
+            text += ","
+            EventJSON.appendQuoted(entry.entityType, to: &text)
+            text += ","
+            EventJSON.appendQuoted(entry.entityID, to: &text)
+            text += ","
+            text += entry.entityPrev.map { String($0) } ?? "null"
+            text += ","
+            text += entry.payload
+            text += "]"
+        }
+        text += "]"
+        return text
+    }
+
+    /// The entries of a block's text; nil when it is not a block.
+    ///
+    /// A block in the shape `text(of:)` writes without a string escape is
+    /// read straight from the bytes; any other text is parsed as JSON.
+    static func entries(of text: String) -> [Entry]? {
+        var text = text
+        let fast = text.withUTF8 { bytes -> [Entry]? in
+            var reader = Reader(bytes: bytes)
+            return reader.block()
+        }
+        return fast ?? parsedEntries(of: text)
+    }
+
+    /// The general path: any JSON text of the documented shape.
+    private static func parsedEntries(of text: String) -> [Entry]? {
+        guard case .array(let rows)? = try? JSONValue.parse(text) else { return nil }
+        var entries: [Entry] = []
+        entries.reserveCapacity(rows.count)
+        for row in rows {
+            guard case .array(let fields) = row, fields.count == 7,
+                case .string(let id) = fields[0], let eventID = UUID(uuidString: id),
+                case .int(let timeMs) = fields[1], case .int(let entityRow) = fields[2],
+                case .string(let entityType) = fields[3], case .string(let entityID) = fields[4],
+                case .object = fields[6]
+            else { return nil }
+            let entityPrev: Int64?
+            switch fields[5] {
+            case .null: entityPrev = nil
+            case .int(let offset): entityPrev = offset
+            default: return nil
+            }
+            entries.append(
+                Entry(
+                    eventID: eventID, timeMs: timeMs, entityRow: entityRow, entityType: entityType,
+                    entityID: entityID, entityPrev: entityPrev, payload: fields[6].canonicalText))
+        }
+        return entries
+    }
+
+    /// Reads exactly what `text(of:)` writes when no string needs an escape.
+    private struct Reader: ByteScanning {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        mutating func block() -> [Entry]? {
+            guard accept(UInt8(ascii: "[")) else { return nil }
+            var entries: [Entry] = []
+            if accept(UInt8(ascii: "]")) { return index == bytes.count ? entries : nil }
+            repeat {
+                guard let entry = entry() else { return nil }
+                entries.append(entry)
+            } while accept(UInt8(ascii: ","))
+            guard accept(UInt8(ascii: "]")), index == bytes.count else { return nil }
+            return entries
+        }
+
+        private mutating func entry() -> Entry? {
+            guard literal("[\""), index + 37 <= bytes.count,
+                let eventID = ExportLine.uuid(UnsafeBufferPointer(rebasing: bytes[index..<index + 36])),
+                bytes[index + 36] == UInt8(ascii: "\"")
+            else { return nil }
+            index += 37
+            guard accept(UInt8(ascii: ",")), let timeMs = canonicalInteger(),
+                accept(UInt8(ascii: ",")), let entityRow = canonicalInteger(),
+                accept(UInt8(ascii: ",")), let entityType = string(),
+                accept(UInt8(ascii: ",")), let entityID = string(),
+                accept(UInt8(ascii: ","))
+            else { return nil }
+            var entityPrev: Int64?
+            if !literal("null") {
+                guard let offset = canonicalInteger() else { return nil }
+                entityPrev = offset
+            }
+            guard accept(UInt8(ascii: ",")),
+                let end = CanonicalForm.canonicalObjectEnd(in: bytes, from: index, depth: 2)
+            else { return nil }
+            let object = UnsafeBufferPointer(rebasing: bytes[index..<end])
+            index = end
+            guard let payload = String(validating: object, as: UTF8.self), accept(UInt8(ascii: "]")) else {
+                return nil
+            }
+            return Entry(
+                eventID: eventID, timeMs: timeMs, entityRow: entityRow, entityType: entityType, entityID: entityID,
+                entityPrev: entityPrev, payload: payload)
+        }
+
+        /// A string without escapes or control characters, in valid UTF-8.
+        private mutating func string() -> String? {
+            guard accept(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    index += 1
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                index += 1
+            }
+            return nil
+        }
+    }
+}
