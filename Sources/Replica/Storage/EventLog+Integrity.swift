@@ -347,14 +347,15 @@ private struct FeedSlots {
     private var nextRow: Slot?
     /// The block being walked: its feed, the next seq and offset, the last seq.
     private var block: (feed: Int64, seq: Int64, offset: Int64, lastSeq: Int64)?
-    /// Blocks whose columns disagree (a seq span unlike the offset span), or whose text does not read.
+    /// Blocks whose columns disagree (a seq span unlike the offset span), or
+    /// whose text does not read as that many events.
     private(set) var findings: [Finding] = []
 
     init(_ db: SQLiteConnection) throws {
         rows = try db.cached("SELECT feed, seq, local_offset FROM events ORDER BY feed, seq")
         blocks = try db.cached(
             """
-            SELECT feed, first_seq, last_seq, first_offset, last_offset, json_valid(events)
+            SELECT feed, first_seq, last_seq, first_offset, last_offset, events
             FROM event_blocks ORDER BY feed, first_seq
             """)
         try stepRow()
@@ -390,7 +391,10 @@ private struct FeedSlots {
         while try blocks.step() {
             let (feed, firstSeq, lastSeq) = (blocks.int64(0), blocks.int64(1), blocks.int64(2))
             let (firstOffset, lastOffset) = (blocks.int64(3), blocks.int64(4))
-            guard lastSeq >= firstSeq, lastSeq - firstSeq == lastOffset - firstOffset, blocks.int64(5) == 1 else {
+            let entries = EventBlock.entries(of: blocks.text(5))
+            guard lastSeq >= firstSeq, lastSeq - firstSeq == lastOffset - firstOffset,
+                Int64(entries?.count ?? -1) == lastOffset - firstOffset + 1
+            else {
                 findings.append(
                     Finding(
                         .damaged,
