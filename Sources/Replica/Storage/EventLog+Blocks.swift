@@ -17,6 +17,28 @@ struct DecodedBlock {
     }
 }
 
+/// The blocks read last, decoded: paging through a block, or walking an
+/// entity's chain through the blocks around it, decodes each once.
+struct DecodedBlockCache {
+    static let capacity = 32
+    /// Most recently used last.
+    private var blocks: [DecodedBlock] = []
+
+    func block(holding offset: Int64) -> DecodedBlock? {
+        blocks.last { $0.firstOffset <= offset && offset <= $0.lastOffset }
+    }
+
+    func block(firstOffset: Int64, lastOffset: Int64) -> DecodedBlock? {
+        blocks.last { $0.firstOffset == firstOffset && $0.lastOffset == lastOffset }
+    }
+
+    mutating func keep(_ block: DecodedBlock) {
+        blocks.removeAll { $0.firstOffset == block.firstOffset }
+        if blocks.count == Self.capacity { blocks.removeFirst() }
+        blocks.append(block)
+    }
+}
+
 /// Collects the events of one feed run that ingest stores as block rows.
 struct BlockBuilder {
     let feedRow: Int64
@@ -51,8 +73,9 @@ extension EventLog {
     /// as block rows; a shorter one (a live push, say) as rows of `events`.
     static let blockMinimumEvents = 64
     /// A block holds at most this many events, so that reading one event
-    /// of it decodes a bounded text (about 150 bytes an event).
-    static let blockMaximumEvents = 1024
+    /// of it (a step of an entity's chain, in a refold) decodes a bounded
+    /// text, about 150 bytes an event (docs/storage.md "Block rows").
+    static let blockMaximumEvents = 128
 
     /// The select list of a decoded block; see `decodedBlocks(_:_:)`.
     private static let blockSelect = """
@@ -112,7 +135,7 @@ extension EventLog {
         while try statement.step() {
             let firstOffset = statement.int64(0)
             let lastOffset = statement.int64(1)
-            if let kept = decodedBlock, kept.firstOffset == firstOffset, kept.lastOffset == lastOffset {
+            if let kept = decodedBlocks.block(firstOffset: firstOffset, lastOffset: lastOffset) {
                 blocks.append(kept)
                 continue
             }
@@ -120,7 +143,7 @@ extension EventLog {
             let block = try decode(
                 firstOffset: firstOffset, lastOffset: lastOffset, firstSeq: UInt64(statement.int64(2)),
                 arrivalMs: statement.int64(3), text: statement.text(4), feed: feed)
-            decodedBlock = block
+            decodedBlocks.keep(block)
             blocks.append(block)
         }
         return blocks
@@ -149,7 +172,7 @@ extension EventLog {
 
     /// Inside a transaction: the block holding local offset `offset`, if any.
     func block(holding offset: Int64) throws -> DecodedBlock? {
-        if let kept = decodedBlock, kept.event(at: offset) != nil { return kept }
+        if let kept = decodedBlocks.block(holding: offset) { return kept }
         return try decodedBlocks(
             "WHERE b.first_offset <= ? AND b.last_offset >= ? ORDER BY b.first_offset DESC LIMIT 1",
             [.int(offset), .int(offset)]

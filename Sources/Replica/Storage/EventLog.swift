@@ -81,8 +81,8 @@ public final class EventLog {
     /// Inside a write transaction: the local offset the next stored event
     /// takes; nil until the transaction stores one (`takeOffset()`).
     var nextOffset: Int64?
-    /// The block read last, decoded: paging through a block reads it once.
-    var decodedBlock: DecodedBlock?
+    /// The blocks read last, decoded (`DecodedBlockCache`).
+    var decodedBlocks = DecodedBlockCache()
     /// Transactions open now: a read inside one joins it instead of beginning its own.
     private var transactionDepth = 0
     /// The last state hash and the `PRAGMA data_version` it was read at;
@@ -213,7 +213,7 @@ public final class EventLog {
                 interned = InternedIDs()
                 writtenRows = WrittenRows()
                 pending = nil
-                decodedBlock = nil
+                decodedBlocks = DecodedBlockCache()
                 throw error
             }
         }
