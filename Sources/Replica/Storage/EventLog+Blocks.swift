@@ -96,7 +96,8 @@ extension EventLog {
     /// row or in a block; 0 when nothing is stored.
     func newestOffset() throws -> Int64 {
         let row = try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0
-        let block = try db.scalarInt("SELECT max(last_offset) FROM event_blocks") ?? 0
+        // Blocks never overlap: the last by first offset ends last (found by the rowid, no scan).
+        let block = try db.scalarInt("SELECT last_offset FROM event_blocks ORDER BY first_offset DESC LIMIT 1") ?? 0
         return max(row, block)
     }
 
