@@ -16,7 +16,7 @@ struct BlockStorageTests {
         directory = try TemporaryDirectory()
     }
 
-    @Test("A long feed run is stored as blocks of at most 128 events, a short one as rows")
+    @Test("A long feed run is stored as blocks of at most 32 events, a short one as rows")
     func longRunsBecomeBlocks() throws {
         let batch = DeferredProjectionTests.itemBatch(origins: ["r1", "r2"], perOrigin: 1_500, items: 60, seed: 3)
         let blocks = try makeLog("blocks")
@@ -26,7 +26,7 @@ struct BlockStorageTests {
         #expect(
             try RawSQL.rows(
                 blocks.path, "SELECT last_offset - first_offset + 1 FROM event_blocks ORDER BY first_offset"
-            ) { $0.int64(0) } == Array(repeating: 128, count: 11) + [92] + Array(repeating: 128, count: 11) + [92])
+            ) { $0.int64(0) } == Array(repeating: 32, count: 46) + [28] + Array(repeating: 32, count: 46) + [28])
         #expect(try RawSQL.int(blocks.path, "SELECT count(*) FROM event_log") == 3_000)
 
         // A live push (a batch of one) and a short run stay rows.
@@ -38,7 +38,7 @@ struct BlockStorageTests {
         try blocks.ingest([live])
         try blocks.ingest(short)
         #expect(try RawSQL.int(blocks.path, "SELECT count(*) FROM events") == 11)
-        #expect(try RawSQL.int(blocks.path, "SELECT count(*) FROM event_blocks") == 24)
+        #expect(try RawSQL.int(blocks.path, "SELECT count(*) FROM event_blocks") == 94)
         #expect(try blocks.eventCount() == 3_011)
         #expect(try blocks.lastOffset() == 3_011)
     }
@@ -76,7 +76,7 @@ struct BlockStorageTests {
         #expect(paged.map(\.offset) == Array(1...2_100))
         #expect(Set(paged.map(\.event)) == Set(batch))
         #expect(try blocks.events(after: 1_020, limit: 10).map(\.offset) == Array(1_021...1_030))
-        #expect(try blocks.events(after: 120, limit: 20).map(\.offset) == Array(121...140))
+        #expect(try blocks.events(after: 30, limit: 20).map(\.offset) == Array(31...50))
         // What a peer is sent and what it folds.
         try expectSamePages(blocks, rows, for: VectorCursor())
         try expectSamePages(blocks, rows, for: [feed: 333, FeedID(replicaID: "r1"): 699])
@@ -122,7 +122,7 @@ struct BlockStorageTests {
             try log.append(NewEvent(item: "item-3", .quantityChanged(quantity: 5)))
             try log.undo(entityType: Item.entityType, entityID: "item-4")
         }
-        #expect(try RawSQL.int(blocks.path, "SELECT count(*) FROM event_blocks") == 10)
+        #expect(try RawSQL.int(blocks.path, "SELECT count(*) FROM event_blocks") == 33)
         #expect(try RawSQL.int(blocks.path, "SELECT count(*) FROM events") == 2)
         #expect(try blocks.projections(Item.self) == (try rows.projections(Item.self)))
         #expect(try blocks.poisonEventCount() == (try rows.poisonEventCount()))

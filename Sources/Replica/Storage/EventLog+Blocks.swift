@@ -20,7 +20,7 @@ struct DecodedBlock {
 /// The blocks read last, decoded: paging through a block, or walking an
 /// entity's chain through the blocks around it, decodes each once.
 struct DecodedBlockCache {
-    static let capacity = 32
+    static let capacity = 64
     /// Most recently used last.
     private var blocks: [DecodedBlock] = []
 
@@ -73,9 +73,9 @@ extension EventLog {
     /// as block rows; a shorter one (a live push, say) as rows of `events`.
     static let blockMinimumEvents = 64
     /// A block holds at most this many events, so that reading one event
-    /// of it (a step of an entity's chain, in a refold) decodes a bounded
+    /// of it (a step of an entity's chain, in a refold) decodes a short
     /// text, about 150 bytes an event (docs/storage.md "Block rows").
-    static let blockMaximumEvents = 128
+    static let blockMaximumEvents = 32
 
     /// The select list of a decoded block; see `decodedBlocks(_:_:)`.
     private static let blockSelect = """
