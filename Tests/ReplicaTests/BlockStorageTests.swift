@@ -206,6 +206,16 @@ struct BlockStorageTests {
         #expect(read.map(\.entityPrev) == entries.map(\.entityPrev))
         #expect(read.map(\.payload) == entries.map(\.payload))
         #expect(read.map(\.timeMs) == entries.map(\.timeMs))
+        // The text is exactly the documented shape (docs/storage.md "Block rows").
+        let id = entries[0].eventID.lowercased
+        let edge = EventBlock.Entry(
+            eventID: entries[0].eventID, timeMs: Int64.min, entityRow: Int64.max, entityType: "t", entityID: "i",
+            entityPrev: 0, payload: "{}")
+        #expect(
+            EventBlock.text(of: [entries[0], edge])
+                == #"[[""# + id + #"",1700000000000,7,"item","plain",null,{"name":"Bolts","type":"Created"}],"#
+                + #"[""# + id + #"",-9223372036854775808,9223372036854775807,"t","i",0,{}]]"#)
+        #expect(EventBlock.entries(of: EventBlock.text(of: [edge]))?.first?.timeMs == Int64.min)
         // Only the first entry is in the fast reader's shape.
         let plain = try #require(EventBlock.entries(of: EventBlock.text(of: [entries[0]])))
         #expect(plain.map(\.payload) == [entries[0].payload])

@@ -27,27 +27,83 @@ enum EventBlock {
 
     /// The block text of `entries`; each payload must be canonical JSON.
     static func text(of entries: [Entry]) -> String {
-        var text = "["
-        text.reserveCapacity(entries.reduce(2) { $0 + $1.payload.utf8.count + 96 })
+        // Written as bytes: formatting ids and numbers as strings was most of the cost.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.reduce(2) { $0 + $1.payload.utf8.count + 112 })
+        bytes.append(UInt8(ascii: "["))
         for (index, entry) in entries.enumerated() {
-            text += index == 0 ? "[\"" : ",[\""
-            text += entry.eventID.lowercased
-            text += "\","
-            text += String(entry.timeMs)
-            text += ","
-            text += String(entry.entityRow)
-            text += ","
-            EventJSON.appendQuoted(entry.entityType, to: &text)
-            text += ","
-            EventJSON.appendQuoted(entry.entityID, to: &text)
-            text += ","
-            text += entry.entityPrev.map { String($0) } ?? "null"
-            text += ","
-            text += entry.payload
-            text += "]"
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: [UInt8(ascii: "["), UInt8(ascii: "\"")])
+            appendLowercaseHex(entry.eventID, to: &bytes)
+            bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ",")])
+            appendDecimal(entry.timeMs, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            appendDecimal(entry.entityRow, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            appendQuoted(entry.entityType, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            appendQuoted(entry.entityID, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            if let previous = entry.entityPrev {
+                appendDecimal(previous, to: &bytes)
+            } else {
+                bytes.append(contentsOf: "null".utf8)
+            }
+            bytes.append(UInt8(ascii: ","))
+            bytes.append(contentsOf: entry.payload.utf8)
+            bytes.append(UInt8(ascii: "]"))
         }
-        text += "]"
-        return text
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The 8-4-4-4-12 lowercase form of `id`, as `UUID.lowercased` prints it.
+    private static func appendLowercaseHex(_ id: UUID, to bytes: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        withUnsafeBytes(of: id.uuid) { raw in
+            for (index, byte) in raw.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                digits.withUTF8Buffer { hex in
+                    bytes.append(hex[Int(byte >> 4)])
+                    bytes.append(hex[Int(byte & 0x0F)])
+                }
+            }
+        }
+    }
+
+    /// `String(value)` as bytes.
+    private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            // Int64.min has no positive counterpart: its magnitude as UInt64.
+            appendDecimal(UInt64(bitPattern: 0 &- value), to: &bytes)
+        } else {
+            appendDecimal(UInt64(value), to: &bytes)
+        }
+    }
+
+    private static func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        var rest = value
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
+    }
+
+    /// The JSON string literal of `text`, as `EventJSON.appendQuoted` writes it.
+    private static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+        let plain = text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        if plain {
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: text.utf8)
+            bytes.append(UInt8(ascii: "\""))
+        } else {
+            var quoted = ""
+            EventJSON.appendQuoted(text, to: &quoted)
+            bytes.append(contentsOf: quoted.utf8)
+        }
     }
 
     /// The entries of a block's text; nil when it is not a block.
