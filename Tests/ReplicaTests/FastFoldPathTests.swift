@@ -85,4 +85,48 @@ struct FastFoldPathTests {
         if generic == nil { #expect(fast == nil, "\(payload) would be poison, not \(String(describing: fast))") }
         if let fast { #expect(fast == generic, "\(payload)") }
     }
+
+    /// A domain without fast paths, as an app writes one.
+    struct Counter: EventSourcedEntity {
+        enum Event: Codable, Sendable, Equatable { case add(Int64) }
+        static let entityType = "counter"
+        var id: String
+        var total: Int64 = 0
+        init(id: String) { self.id = id }
+        mutating func apply(_ event: Event, info: ModificationInfo) {
+            if case .add(let n) = event { total += n }
+        }
+    }
+
+    static func event(_ entityType: String, _ payload: String, seq: UInt64) -> Replica.Event {
+        Replica.Event(
+            eventID: UUID(), feed: FeedID(replicaID: "r1"), seq: seq, timeMs: Int64(seq),
+            entityType: entityType, entityID: "e1", payload: payload)
+    }
+
+    @Test("Domain takes Item's fast paths, and Codable alone for a domain without them")
+    func domainPicksItsPaths() {
+        let items = Domain(Item.self)
+        #expect(items.decodesStoredEvent(ItemEvent.quantityChanged(quantity: 8).payload))
+        var poison: [UUID] = []
+        let item = items.apply(
+            [Self.event("item", ItemEvent.created(name: "a", quantity: 1).payload, seq: 1)],
+            to: items.state(entityID: "e1", from: nil), poison: &poison)
+        #expect(items.encode(item) == (item as! Item).canonicalJSON)
+
+        let counters = Domain(Counter.self)
+        let add = CanonicalJSON.text(of: Counter.Event.add(3))
+        #expect(!counters.decodesStoredEvent(add))
+        #expect(counters.decodes(add))
+        let garbage = Self.event("counter", #"{"type":"Deleted"}"#, seq: 2)
+        let counter = counters.apply(
+            [Self.event("counter", add, seq: 1), garbage, Self.event("counter", add, seq: 3)],
+            to: counters.state(entityID: "e1", from: nil), poison: &poison)
+        #expect(poison == [garbage.eventID])
+        var expected = Counter(id: "e1")
+        expected.total = 6
+        #expect(counter as? Counter == expected)
+        #expect(counters.encode(counter) == CanonicalJSON.text(of: expected))
+        #expect(counters.state(entityID: "e1", from: counters.encode(counter)) as? Counter == expected)
+    }
 }

@@ -14,29 +14,73 @@ public struct Domain: Sendable {
     let validatePayload: @Sendable (_ payload: JSONValue) throws -> Void
     let decodesFast: @Sendable (_ payload: String) -> Bool
 
-    /// Wraps a concrete domain.
+    /// Wraps a concrete domain. Its events decode and its states encode
+    /// through `Codable`, unless it is one of this module's hot domains
+    /// (`FastFoldingEntity`), whose own fast paths are used instead.
     public init<Entity: EventSourcedEntity>(_ type: Entity.Type) {
+        if let fast = type as? any FastFoldingEntity.Type {
+            self.init(fastFolding: fast)
+        } else {
+            self.init(
+                type,
+                applyEvents: { state, events, poison in
+                    // The log only hands back states this domain made.
+                    var entity = state as! Entity
+                    for event in events {
+                        guard let decoded = try? CanonicalJSON.decode(Entity.Event.self, from: event.payload) else {
+                            poison.append(event.eventID)
+                            continue
+                        }
+                        entity.apply(decoded, info: ModificationInfo(event))
+                    }
+                    return entity
+                },
+                encodeState: { state in CanonicalJSON.text(of: state as! Entity) },
+                decodesFast: { _ in false })
+        }
+    }
+
+    /// Wraps a hot domain: a stored payload is decoded by
+    /// `decodeStoredEvent` first, by `Codable` when that gives nil, and a
+    /// state is written by `canonicalJSON`.
+    init<Entity: FastFoldingEntity>(fastFolding type: Entity.Type) {
+        self.init(
+            type,
+            applyEvents: { state, events, poison in
+                // The log only hands back states this domain made.
+                var entity = state as! Entity
+                for event in events {
+                    guard
+                        let decoded = Entity.decodeStoredEvent(event.payload)
+                            ?? (try? CanonicalJSON.decode(Entity.Event.self, from: event.payload))
+                    else {
+                        poison.append(event.eventID)
+                        continue
+                    }
+                    entity.apply(decoded, info: ModificationInfo(event))
+                }
+                return entity
+            },
+            encodeState: { state in (state as! Entity).canonicalJSON },
+            decodesFast: { payload in Entity.decodeStoredEvent(payload) != nil })
+    }
+
+    /// The parts every domain shares, around the three that a hot domain
+    /// does its own way.
+    private init<Entity: EventSourcedEntity>(
+        _ type: Entity.Type,
+        applyEvents:
+            @escaping @Sendable (_ state: any Sendable, _ events: [Event], _ poison: inout [UUID]) -> any Sendable,
+        encodeState: @escaping @Sendable (_ state: any Sendable) -> String,
+        decodesFast: @escaping @Sendable (_ payload: String) -> Bool
+    ) {
         entityType = Entity.entityType
         decodeState = { entityID, stateJSON in
             stateJSON.flatMap { try? CanonicalJSON.decode(Entity.self, from: $0) } ?? Entity(id: entityID)
         }
-        applyEvents = { state, events, poison in
-            // The log only hands back states this domain made.
-            var entity = state as! Entity
-            for event in events {
-                guard
-                    let decoded = Entity.decodeStoredEvent(event.payload)
-                        ?? (try? CanonicalJSON.decode(Entity.Event.self, from: event.payload))
-                else {
-                    poison.append(event.eventID)
-                    continue
-                }
-                entity.apply(decoded, info: ModificationInfo(event))
-            }
-            return entity
-        }
-        encodeState = { state in (state as! Entity).canonicalJSON }
-        decodesFast = { payload in Entity.decodeStoredEvent(payload) != nil }
+        self.applyEvents = applyEvents
+        self.encodeState = encodeState
+        self.decodesFast = decodesFast
         validatePayload = { payload in
             do {
                 _ = try JSONValueDecoder.decode(Entity.Event.self, from: payload)
@@ -54,8 +98,9 @@ public struct Domain: Sendable {
         return (try? validatePayload(value)) != nil
     }
 
-    /// True when the domain's fast path (`decodeStoredEvent`) decodes
-    /// `payload`, which then decodes as one of its events; false says nothing.
+    /// True when the domain's fast path (`FastFoldingEntity.decodeStoredEvent`)
+    /// decodes `payload`, which then decodes as one of its events; false says
+    /// nothing (and is all a domain without fast paths answers).
     func decodesStoredEvent(_ payload: String) -> Bool {
         decodesFast(payload)
     }
@@ -76,6 +121,23 @@ public struct Domain: Sendable {
     func encode(_ state: any Sendable) -> String {
         encodeState(state)
     }
+}
+
+/// A domain of this module with fast paths for the fold's hot loop, which
+/// `Domain.init` uses when the entity conforms. An app's domains do not see
+/// this: they implement `EventSourcedEntity` and fold through `Codable`.
+///
+/// Each must agree with `Codable` byte for byte (`FastFoldPathTests` check
+/// `Item`'s): a replica that decoded a payload or encoded a state differently
+/// would report a different state hash.
+protocol FastFoldingEntity: EventSourcedEntity {
+    /// The event in a stored (canonical) payload, or nil to let `Codable`
+    /// decode it. It must never decode a payload differently than `Codable`
+    /// would.
+    static func decodeStoredEvent(_ payload: String) -> Event?
+    /// The state's canonical JSON, exactly `CanonicalJSON.text(of: self)`,
+    /// written directly.
+    var canonicalJSON: String { get }
 }
 
 /// A short, readable reason for a JSON decoding failure.

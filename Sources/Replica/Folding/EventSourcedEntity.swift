@@ -22,7 +22,9 @@ public struct ModificationInfo: Sendable, Hashable {
 /// A domain whose state is a fold of its events in canonical order.
 ///
 /// The state is stored as its canonical JSON encoding, so it must be
-/// `Codable`; equal states must encode to equal text.
+/// `Codable`; equal states must encode to equal text. Payloads decode and
+/// states encode through `Codable` (`CanonicalJSON`); register the domain
+/// in `EventLog.Options.domains` as `Domain(MyEntity.self)`.
 ///
 /// ```swift
 /// struct Counter: EventSourcedEntity {
@@ -45,19 +47,6 @@ public protocol EventSourcedEntity: Codable, Sendable, Equatable {
     init(id: String)
     /// Given the current state and one event, produce the next state.
     mutating func apply(_ event: Event, info: ModificationInfo)
-
-    /// A fast path for hot domains: the event in a stored (canonical)
-    /// payload, or nil to let `Codable` decode it. It must never decode a
-    /// payload differently than `Codable` would. The default returns nil.
-    static func decodeStoredEvent(_ payload: String) -> Event?
-    /// The state's canonical JSON, exactly `CanonicalJSON.text(of: self)`
-    /// (the default); a hot domain may write it directly.
-    var canonicalJSON: String { get }
-}
-
-extension EventSourcedEntity {
-    public static func decodeStoredEvent(_ payload: String) -> Event? { nil }
-    public var canonicalJSON: String { CanonicalJSON.text(of: self) }
 }
 
 /// The generic `Undone {event_id}` event: the fold skips its target.

@@ -1,6 +1,6 @@
 /// Reads a small, flat JSON object in canonical form without building a
 /// `JSONValue`: the fast path that hot domains use to decode stored payloads
-/// (`EventSourcedEntity.decodeStoredEvent`).
+/// (`FastFoldingEntity.decodeStoredEvent`).
 ///
 /// Only the plainest text is read: keys in strictly ascending byte order,
 /// no whitespace, values that are strings without escapes, integers as the
