@@ -88,8 +88,11 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         self.logger = logger
         log = try EventLog.open(at: path, options: options)
         replicaID = log.replicaID
-        live = ReaderLane(name: "live", log: try EventLog.open(at: path, options: options))
-        bulk = ReaderLane(name: "bulk", log: try EventLog.open(at: path, options: options), catchUp: true)
+        // The readers serve pages and cursors; a quarter of the writer's page cache is enough for them.
+        var readerOptions = options
+        readerOptions.pageCacheKiB = max(64, options.pageCacheKiB / 4)
+        live = ReaderLane(name: "live", log: try EventLog.open(at: path, options: readerOptions))
+        bulk = ReaderLane(name: "bulk", log: try EventLog.open(at: path, options: readerOptions), catchUp: true)
         cursorAfterLastCommit = try log.cursor()
         dataVersion = try log.externalChangeCounter()
         externalWrites = ExternalWrites(databasePath: path) { [weak self] in self?.checkExternalWrites() }

@@ -34,6 +34,10 @@ public final class EventLog {
         public var eventIDs: @Sendable () -> UUID = { UUID.random() }
         /// When the projection rows are written.
         public var projectionWrites = ProjectionWrites()
+        /// SQLite's page cache for this connection, in KiB (`PRAGMA
+        /// cache_size`). A daemon's writer keeps the default; its readers
+        /// need less.
+        public var pageCacheKiB = 8_192
         /// Opens the file for reading only (`open` alone; `create` ignores
         /// it): nothing is migrated or written, and every write fails with a
         /// `.readOnly` storage fault. For a check beside a running daemon.
@@ -167,7 +171,7 @@ public final class EventLog {
         try db.execute(
             """
             PRAGMA synchronous = \(options.durability.rawValue);
-            PRAGMA cache_size = -8192;
+            PRAGMA cache_size = -\(max(64, options.pageCacheKiB));
             PRAGMA wal_autocheckpoint = 10000;
             PRAGMA temp_store = MEMORY;
             """)
