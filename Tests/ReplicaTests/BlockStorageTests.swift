@@ -219,6 +219,19 @@ struct BlockStorageTests {
         // Only the first entry is in the fast reader's shape.
         let plain = try #require(EventBlock.entries(of: EventBlock.text(of: [entries[0]])))
         #expect(plain.map(\.payload) == [entries[0].payload])
+        // Entries are found by brackets outside strings, escapes and all.
+        var bracketed = entries
+        bracketed[0].entityID = "a[b]{"
+        bracketed[1].payload = #"{"text":"]\"[","type":"Noted"}"#
+        let bracketedText = Array(EventBlock.text(of: bracketed).utf8)
+        let starts = try #require(bracketedText.withUnsafeBufferPointer { EventBlock.entryStarts(in: $0) })
+        #expect(starts.count == 2)
+        #expect(starts.allSatisfy { bracketedText[$0] == UInt8(ascii: "[") })
+        #expect(
+            bracketedText.withUnsafeBufferPointer { EventBlock.entry(in: $0, from: starts[0]) }?.entityID == "a[b]{")
+        for broken in ["[[1],", "[[1]]]", "[{}]", "[[\"]]", "x"] {
+            #expect(Array(broken.utf8).withUnsafeBufferPointer { EventBlock.entryStarts(in: $0) } == nil, "\(broken)")
+        }
         #expect(EventBlock.entries(of: "[[1,2]]") == nil)
         #expect(EventBlock.entries(of: "") == nil)
     }

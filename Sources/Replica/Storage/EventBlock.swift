@@ -119,6 +119,55 @@ enum EventBlock {
         return fast ?? parsedEntries(of: text)
     }
 
+    /// Where each entry of a block's text starts (its `[`); nil when the
+    /// text is not one JSON array of arrays. Strings are skipped with their
+    /// escapes, so brackets inside ids or payloads do not count.
+    static func entryStarts(in bytes: UnsafeBufferPointer<UInt8>) -> [Int]? {
+        guard bytes.first == UInt8(ascii: "[") else { return nil }
+        var starts: [Int] = []
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth == 2 {
+                    guard byte == UInt8(ascii: "[") else { return nil }
+                    starts.append(index)
+                }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                guard depth >= 0 else { return nil }
+                if depth == 0 && index != bytes.count - 1 { return nil }
+            default:
+                continue
+            }
+        }
+        return depth == 0 && !inString ? starts : nil
+    }
+
+    /// The entry whose `[` is at `start`, read by the fast reader; nil when
+    /// it is not in the shape `text(of:)` writes without escapes.
+    static func entry(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Entry? {
+        var reader = Reader(bytes: bytes)
+        reader.index = start
+        return reader.entry()
+    }
+
     /// The general path: any JSON text of the documented shape.
     private static func parsedEntries(of text: String) -> [Entry]? {
         guard case .array(let rows)? = try? JSONValue.parse(text) else { return nil }
@@ -162,7 +211,7 @@ enum EventBlock {
             return entries
         }
 
-        private mutating func entry() -> Entry? {
+        mutating func entry() -> Entry? {
             guard literal("[\""), index + 37 <= bytes.count,
                 let eventID = ExportLine.uuid(UnsafeBufferPointer(rebasing: bytes[index..<index + 36])),
                 bytes[index + 36] == UInt8(ascii: "\"")

@@ -1,38 +1,91 @@
 import Foundation
 
-/// A block row read and decoded: its events with their entity rows and
-/// chain links, in seq (and offset) order.
-struct DecodedBlock {
-    var firstOffset: Int64
-    var lastOffset: Int64
-    var events: [InsertedEvent]
-    /// Per event, `entity_prev`: the offset of its entity's previous event.
-    var entityPrevs: [Int64?]
+/// A block row as read: its columns and text, each event decoded when
+/// first asked for, so that a step of an entity's chain into the block
+/// decodes one entry, not the block.
+final class ReadBlock {
+    let firstOffset: Int64
+    let lastOffset: Int64
+    private let firstSeq: UInt64
+    private let arrivalMs: Int64
+    private let feed: FeedID
+    private let path: String
+    private let text: [UInt8]
+    /// Where each entry starts in `text`.
+    private let starts: [Int]
+    private var decoded: [(event: InsertedEvent, entityPrev: Int64?)?]
 
-    /// The event at local offset `offset`, if this block holds it.
-    func event(at offset: Int64) -> (event: InsertedEvent, entityPrev: Int64?)? {
+    /// Nil when `text` is not a JSON array of exactly the block's span of entries.
+    init?(
+        firstOffset: Int64, lastOffset: Int64, firstSeq: UInt64, arrivalMs: Int64, feed: FeedID, text: [UInt8],
+        path: String
+    ) {
+        guard let starts = text.withUnsafeBufferPointer({ EventBlock.entryStarts(in: $0) }),
+            Int64(starts.count) == lastOffset - firstOffset + 1
+        else { return nil }
+        self.firstOffset = firstOffset
+        self.lastOffset = lastOffset
+        self.firstSeq = firstSeq
+        self.arrivalMs = arrivalMs
+        self.feed = feed
+        self.path = path
+        self.text = text
+        self.starts = starts
+        decoded = Array(repeating: nil, count: starts.count)
+    }
+
+    /// The event at local offset `offset` and its `entity_prev`, if this block holds it.
+    func event(at offset: Int64) throws -> (event: InsertedEvent, entityPrev: Int64?)? {
         guard offset >= firstOffset, offset <= lastOffset else { return nil }
         let index = Int(offset - firstOffset)
-        return (events[index], entityPrevs[index])
+        if let known = decoded[index] { return known }
+        let entry = text.withUnsafeBufferPointer { EventBlock.entry(in: $0, from: starts[index]) }
+        if let entry { return remember(entry, at: index) }
+        // Not in the fast reader's shape (an escaped string): parse the whole block once.
+        guard let entries = EventBlock.entries(of: String(decoding: text, as: UTF8.self)),
+            entries.count == starts.count
+        else { throw EventLogError.corrupt(path: path, reason: "the block at offset \(firstOffset) cannot be read") }
+        for (position, entry) in entries.enumerated() where decoded[position] == nil { remember(entry, at: position) }
+        return decoded[index]
+    }
+
+    /// Every event of the block, in offset (and seq) order.
+    func events() throws -> [InsertedEvent] {
+        try (firstOffset...lastOffset).map { try event(at: $0)!.event }
+    }
+
+    @discardableResult
+    private func remember(_ entry: EventBlock.Entry, at index: Int) -> (event: InsertedEvent, entityPrev: Int64?) {
+        let event = Event(
+            eventID: entry.eventID, feed: feed, seq: firstSeq + UInt64(index), timeMs: entry.timeMs,
+            entityType: entry.entityType, entityID: entry.entityID, payload: entry.payload)
+        let read = (
+            event: InsertedEvent(
+                stored: StoredEvent(event: event, offset: firstOffset + Int64(index), arrivalTimeMs: arrivalMs),
+                entityRow: entry.entityRow, startsChain: entry.entityPrev == nil),
+            entityPrev: entry.entityPrev
+        )
+        decoded[index] = read
+        return read
     }
 }
 
-/// The blocks read last, decoded: paging through a block, or walking an
-/// entity's chain through the blocks around it, decodes each once.
+/// The blocks read last: paging through a block, or walking an entity's
+/// chain through the blocks around it, reads and decodes each entry once.
 struct DecodedBlockCache {
     static let capacity = 64
     /// Most recently used last.
-    private var blocks: [DecodedBlock] = []
+    private var blocks: [ReadBlock] = []
 
-    func block(holding offset: Int64) -> DecodedBlock? {
+    func block(holding offset: Int64) -> ReadBlock? {
         blocks.last { $0.firstOffset <= offset && offset <= $0.lastOffset }
     }
 
-    func block(firstOffset: Int64, lastOffset: Int64) -> DecodedBlock? {
+    func block(firstOffset: Int64, lastOffset: Int64) -> ReadBlock? {
         blocks.last { $0.firstOffset == firstOffset && $0.lastOffset == lastOffset }
     }
 
-    mutating func keep(_ block: DecodedBlock) {
+    mutating func keep(_ block: ReadBlock) {
         blocks.removeAll { $0.firstOffset == block.firstOffset }
         if blocks.count == Self.capacity { blocks.removeFirst() }
         blocks.append(block)
@@ -127,12 +180,12 @@ extension EventLog {
         block.removeAll()
     }
 
-    /// The blocks a query built on `blockSelect` finds, decoded, in its order.
-    private func decodedBlocks(_ sqlTail: String, _ arguments: [SQLiteValue]) throws -> [DecodedBlock] {
+    /// The blocks a query built on `blockSelect` finds, in its order.
+    private func decodedBlocks(_ sqlTail: String, _ arguments: [SQLiteValue]) throws -> [ReadBlock] {
         let statement = try db.cached(EventLog.blockSelect + " " + sqlTail)
         try statement.bind(arguments)
         defer { statement.reset() }
-        var blocks: [DecodedBlock] = []
+        var blocks: [ReadBlock] = []
         while try statement.step() {
             let firstOffset = statement.int64(0)
             let lastOffset = statement.int64(1)
@@ -140,39 +193,22 @@ extension EventLog {
                 blocks.append(kept)
                 continue
             }
-            let feed = FeedID(replicaID: statement.text(5), scope: statement.text(6))
-            let block = try decode(
-                firstOffset: firstOffset, lastOffset: lastOffset, firstSeq: UInt64(statement.int64(2)),
-                arrivalMs: statement.int64(3), text: statement.text(4), feed: feed)
+            guard
+                let block = ReadBlock(
+                    firstOffset: firstOffset, lastOffset: lastOffset, firstSeq: UInt64(statement.int64(2)),
+                    arrivalMs: statement.int64(3), feed: FeedID(replicaID: statement.text(5), scope: statement.text(6)),
+                    text: Array(statement.text(4).utf8), path: path)
+            else {
+                throw EventLogError.corrupt(path: path, reason: "the block at offset \(firstOffset) cannot be read")
+            }
             decodedBlocks.keep(block)
             blocks.append(block)
         }
         return blocks
     }
 
-    private func decode(
-        firstOffset: Int64, lastOffset: Int64, firstSeq: UInt64, arrivalMs: Int64, text: String, feed: FeedID
-    ) throws -> DecodedBlock {
-        guard let entries = EventBlock.entries(of: text), Int64(entries.count) == lastOffset - firstOffset + 1 else {
-            throw EventLogError.corrupt(path: path, reason: "the block at offset \(firstOffset) cannot be read")
-        }
-        var events: [InsertedEvent] = []
-        events.reserveCapacity(entries.count)
-        for (index, entry) in entries.enumerated() {
-            let event = Event(
-                eventID: entry.eventID, feed: feed, seq: firstSeq + UInt64(index), timeMs: entry.timeMs,
-                entityType: entry.entityType, entityID: entry.entityID, payload: entry.payload)
-            events.append(
-                InsertedEvent(
-                    stored: StoredEvent(event: event, offset: firstOffset + Int64(index), arrivalTimeMs: arrivalMs),
-                    entityRow: entry.entityRow, startsChain: entry.entityPrev == nil))
-        }
-        return DecodedBlock(
-            firstOffset: firstOffset, lastOffset: lastOffset, events: events, entityPrevs: entries.map(\.entityPrev))
-    }
-
     /// Inside a transaction: the block holding local offset `offset`, if any.
-    func block(holding offset: Int64) throws -> DecodedBlock? {
+    func block(holding offset: Int64) throws -> ReadBlock? {
         if let kept = decodedBlocks.block(holding: offset) { return kept }
         return try decodedBlocks(
             "WHERE b.first_offset <= ? AND b.last_offset >= ? ORDER BY b.first_offset DESC LIMIT 1",
@@ -202,7 +238,7 @@ extension EventLog {
                     """, [.int(from), .int(through), .int(from + 1)]
                 ).first
             else { break }
-            for event in block.events where event.stored.offset > after && event.stored.offset <= through {
+            for event in try block.events() where event.stored.offset > after && event.stored.offset <= through {
                 guard found.count < limit else { break }
                 if keep(event) { found.append(event) }
             }
@@ -224,12 +260,13 @@ extension EventLog {
                     [.int(feedRow), .int(from), .int(seqs.upperBound)]
                 ).first
             else { break }
-            for event in block.events {
+            let events = try block.events()
+            for event in events {
                 let seq = Int64(event.stored.event.seq)
                 guard seq >= from, seq <= seqs.upperBound, found.count < limit else { continue }
                 found.append(event)
             }
-            from = Int64(block.events.last!.stored.event.seq) + 1
+            from = Int64(events.last!.stored.event.seq) + 1
         }
         return found
     }

@@ -118,7 +118,7 @@ extension EventLog {
             guard let block = try block(holding: offset) else { break }
             var inBlock: Int64? = offset
             next = nil
-            while let current = inBlock, let (event, previous) = block.event(at: current) {
+            while let current = inBlock, let (event, previous) = try block.event(at: current) {
                 chain.append(event)
                 guard let previous, previous < current else {
                     inBlock = nil
