@@ -9,8 +9,8 @@ extension EventLog {
     @discardableResult
     public func append(_ new: NewEvent, idempotencyKey: String? = nil) throws -> StoredEvent {
         try write {
-            try syncPending()
-            return try once(idempotencyKey) { try appendInTransaction([new])[0] }
+            let tail = try syncPending()
+            return try once(idempotencyKey) { try appendInTransaction([new], in: tail)[0] }
         }
     }
 
@@ -19,8 +19,8 @@ extension EventLog {
     public func append(_ batch: [NewEvent]) throws -> [StoredEvent] {
         guard !batch.isEmpty else { return [] }
         return try write {
-            try syncPending()
-            return try appendInTransaction(batch)
+            let tail = try syncPending()
+            return try appendInTransaction(batch, in: tail)
         }
     }
 
@@ -32,16 +32,16 @@ extension EventLog {
         entityType: String, entityID: String, scope: String = FeedID.defaultScope, idempotencyKey: String? = nil
     ) throws -> StoredEvent {
         try write {
-            try syncPending()
+            let tail = try syncPending()
             return try once(idempotencyKey) {
-                let history = try entityHistory(EntityKey(type: entityType, id: entityID)).map(\.event)
+                let history = try entityHistory(EntityKey(type: entityType, id: entityID), in: tail).map(\.event)
                 guard let target = Fold.undoTarget(inCanonicalOrder: history) else {
                     throw EventLogError.nothingToUndo(entityType: entityType, entityID: entityID)
                 }
                 let undo = NewEvent(
                     entityType: entityType, entityID: entityID,
                     payload: CanonicalJSON.text(of: UndoneEvent(eventID: target.eventID)), scope: scope)
-                return try appendInTransaction([undo])[0]
+                return try appendInTransaction([undo], in: tail)[0]
             }
         }
     }
@@ -57,12 +57,14 @@ extension EventLog {
         return stored
     }
 
-    /// Inside a write transaction, after `syncPending()`: appends `batch` to
+    /// Inside a write transaction, after `syncPending()` (`tail`): appends `batch` to
     /// this replica's feeds and folds it. Session events are appended only
     /// by the session calls, which pass `sessionNotBeforeMs` (the time
     /// after every event of the entity they saw); every other event of an
     /// entity another writer holds is refused.
-    func appendInTransaction(_ batch: [NewEvent], sessionNotBeforeMs: Int64? = nil) throws -> [StoredEvent] {
+    func appendInTransaction(
+        _ batch: [NewEvent], sessionNotBeforeMs: Int64? = nil, in tail: SyncedTail
+    ) throws -> [StoredEvent] {
         let sessionEvents = sessionNotBeforeMs != nil
         var clock = try storedClock()
         var heads: [FeedID: (row: Int64, seq: UInt64)] = [:]
@@ -71,7 +73,7 @@ extension EventLog {
         let wallMs = options.wallClock()
         let arrivalMs = try arrivalTime(wallMs: wallMs)
         for new in batch {
-            let (payload, notBeforeMs) = try validated(new, sessionEvent: sessionEvents)
+            let (payload, notBeforeMs) = try validated(new, sessionEvent: sessionEvents, in: tail)
             let feed = FeedID(replicaID: replicaID, scope: new.scope)
             if heads[feed] == nil {
                 let row = try feedRowID(feed, create: true)!
@@ -84,15 +86,16 @@ extension EventLog {
                 entityType: new.entityType, entityID: new.entityID, payload: payload)
             let entity = EntityKey(type: new.entityType, id: new.entityID)
             let entityRow = try entityRowID(entity, create: true)!
-            if !sessionEvents { try checkHolder(of: entity, entityRow: entityRow) }
+            if !sessionEvents { try checkHolder(of: entity, entityRow: entityRow, in: tail) }
             var asRow: BlockBuilder?
             inserted.append(
-                try storeEvent(event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow))
+                try storeEvent(
+                    event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow, in: tail))
             heads[feed] = (feedRow, head + 1)
         }
         for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
         try storeClock(clock)
-        try foldInserted(inserted, batchSize: batch.count)
+        try foldInserted(inserted, batchSize: batch.count, in: tail)
         return inserted.map(\.stored)
     }
 
@@ -103,7 +106,9 @@ extension EventLog {
     /// far ahead (which the local clock does not follow) would sort after
     /// the undo, so the undo takes at least the target's time + 1; the local
     /// clock itself is not moved.
-    private func validated(_ new: NewEvent, sessionEvent: Bool) throws -> (payload: String, notBeforeMs: Int64) {
+    private func validated(
+        _ new: NewEvent, sessionEvent: Bool, in tail: SyncedTail
+    ) throws -> (payload: String, notBeforeMs: Int64) {
         guard !new.entityType.isEmpty, !new.entityID.isEmpty, !new.scope.isEmpty else {
             throw EventLogError.invalidEvent("entity_type, entity_id and scope must not be empty")
         }
@@ -123,7 +128,7 @@ extension EventLog {
         }
         if sessionEvent { return (canonical, Int64.min) }  // the session call says how late
         if payload["type"]?.stringValue == UndoneEvent.type {
-            let target = try validateUndo(payload, of: EntityKey(type: new.entityType, id: new.entityID))
+            let target = try validateUndo(payload, of: EntityKey(type: new.entityType, id: new.entityID), in: tail)
             return (canonical, target.timeMs &+ 1)
         }
         if let domain = domains[new.entityType] { try domain.validatePayload(payload) }
@@ -131,11 +136,11 @@ extension EventLog {
     }
 
     /// Checks an undo and returns its target.
-    private func validateUndo(_ payload: JSONValue, of entity: EntityKey) throws -> Event {
+    private func validateUndo(_ payload: JSONValue, of entity: EntityKey, in tail: SyncedTail) throws -> Event {
         guard let undo = try? JSONValueDecoder.decode(UndoneEvent.self, from: payload) else {
             throw EventLogError.invalidEvent("an Undone event needs an event_id")
         }
-        let history = try entityHistory(entity).map(\.event)
+        let history = try entityHistory(entity, in: tail).map(\.event)
         guard let target = history.first(where: { $0.eventID == undo.eventID }),
             SessionEvent.parse(target.payload) == nil
         else {
@@ -148,10 +153,11 @@ extension EventLog {
         return target
     }
 
-    /// Inside a transaction, after `syncPending()`: every event of one
-    /// entity, in canonical order.
-    func entityHistory(_ entity: EntityKey) throws -> [StoredEvent] {
-        guard let row = try entityRowID(entity, create: false), let head = try chainHead(entityRow: row) else {
+    /// Inside a transaction, after `syncPending()` (`tail`): every event of
+    /// one entity, in canonical order.
+    func entityHistory(_ entity: EntityKey, in tail: SyncedTail) throws -> [StoredEvent] {
+        guard let row = try entityRowID(entity, create: false), let head = try chainHead(entityRow: row, in: tail)
+        else {
             return []
         }
         return try entityHistory(head: head)

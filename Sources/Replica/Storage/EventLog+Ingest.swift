@@ -13,7 +13,7 @@ extension EventLog {
         guard !batch.isEmpty else { return IngestReport() }
         let byFeed = Self.positionsByFeed(batch)
         return try write {
-            try syncPending()
+            let tail = try syncPending()
             var report = IngestReport()
             let heldClock = try storedClock()
             var clock = heldClock
@@ -24,11 +24,11 @@ extension EventLog {
             for (feed, positions) in byFeed {
                 try ingestFeed(
                     feed, positions, of: batch, wallMs: wallMs, arrivalMs: arrivalMs, clock: &clock,
-                    inserted: &inserted, report: &report)
+                    inserted: &inserted, report: &report, in: tail)
             }
             // A batch of events already held writes nothing, so its commit costs no fsync.
             if clock != heldClock { try storeClock(clock) }
-            try foldInserted(inserted, batchSize: batch.count)
+            try foldInserted(inserted, batchSize: batch.count, in: tail)
             report.stored = inserted.map(\.stored)
             return report
         }
@@ -70,7 +70,7 @@ extension EventLog {
     /// Stores the events of one feed, at `positions` of `batch` in seq order.
     private func ingestFeed(
         _ feed: FeedID, _ positions: [Int], of batch: [Event], wallMs: Int64, arrivalMs: Int64,
-        clock: inout HybridClock, inserted: inout [InsertedEvent], report: inout IngestReport
+        clock: inout HybridClock, inserted: inout [InsertedEvent], report: inout IngestReport, in tail: SyncedTail
     ) throws {
         var feedRow = try feedRowID(feed, create: false)
         let startHead = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
@@ -118,7 +118,8 @@ extension EventLog {
             if inBlocks && block == nil { block = BlockBuilder(feedRow: row, arrivalMs: arrivalMs) }
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
             inserted.append(
-                try storeEvent(event, feedRow: row, entityRow: entityRow, arrivalMs: arrivalMs, into: &block))
+                try storeEvent(
+                    event, feedRow: row, entityRow: entityRow, arrivalMs: arrivalMs, into: &block, in: tail))
             if block?.count == EventLog.blockMaximumEvents { try writeBlock(&block!) }
             head = event.seq
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)

@@ -239,7 +239,7 @@ private struct IntegrityCheck {
 
     /// Every projection of a folded type against a fresh fold of its chain.
     mutating func checkProjections() throws {
-        let current = try log.syncPending()
+        let current = try log.syncedProjections()
         // A chain link must point back; one that does not could make the walk loop.
         let forward = try db.cached(
             "SELECT local_offset, entity_prev FROM events WHERE entity_prev >= local_offset ORDER BY local_offset LIMIT 10"

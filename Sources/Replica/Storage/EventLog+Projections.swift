@@ -8,13 +8,32 @@ struct InsertedEvent {
     var startsChain: Bool
 }
 
+/// Proof that `EventLog.syncPending()` ran in the transaction open now:
+/// `pending` folds every stored event after `meta.projected_offset`, and
+/// `writtenRows` holds rows of that `projected_offset` only.
+///
+/// Only `syncPending()` makes one, and the functions that rely on it (chain
+/// heads, storing and folding events, holders, entity histories) take one,
+/// so calling them without the sync is a compile error. It holds no state
+/// itself (the fold stays in `pending`, which a write moves on): it is valid
+/// inside the transaction that made it, and must not be kept past it.
+struct SyncedTail {
+    fileprivate init() {}
+}
+
 extension EventLog {
     /// Inside a transaction: brings `pending` in line with the database.
     /// When another connection wrote the projection rows since (or this
     /// log never looked), the tail is folded afresh; events another
-    /// connection appended are folded in. Returns the result.
-    @discardableResult
-    func syncPending() throws -> PendingProjections {
+    /// connection appended are folded in. Returns the proof that it ran.
+    func syncPending() throws -> SyncedTail {
+        _ = try syncedProjections()
+        return SyncedTail()
+    }
+
+    /// Inside a transaction: `syncPending()`, for a read that needs only
+    /// the fold of the tail. Returns it.
+    func syncedProjections() throws -> PendingProjections {
         let (projected, newest) = try projectionOffsets()
         var current = pending ?? PendingProjections(projectedOffset: projected, knownOffset: projected)
         if pending == nil || current.projectedOffset != projected || current.knownOffset > newest {
@@ -42,9 +61,9 @@ extension EventLog {
         return (projected, try newestOffset())
     }
 
-    /// Inside a transaction, after `syncPending()`: the chain head of an
-    /// entity, its newest stored event (nil when it has none).
-    func chainHead(entityRow: Int64) throws -> Int64? {
+    /// Inside a transaction, after `syncPending()` (`tail`): the chain head
+    /// of an entity, its newest stored event (nil when it has none).
+    func chainHead(entityRow: Int64, in tail: SyncedTail) throws -> Int64? {
         if let head = pending?.heads[entityRow] { return head }
         if let row = writtenRows.entry(entityRow) { return row.lastOffset }
         let statement = try db.statement("SELECT last_offset FROM entities WHERE id = ?")
@@ -53,9 +72,10 @@ extension EventLog {
         return statement.int64(0)
     }
 
-    /// Folds newly stored events into `pending` and writes the projection
-    /// rows when `batchSize` or the lag says so (see `Options.ProjectionWrites`).
-    func foldInserted(_ inserted: [InsertedEvent], batchSize: Int) throws {
+    /// Inside a write transaction, after `syncPending()` (`tail`): folds
+    /// newly stored events into `pending` and writes the projection rows
+    /// when `batchSize` or the lag says so (see `Options.ProjectionWrites`).
+    func foldInserted(_ inserted: [InsertedEvent], batchSize: Int, in tail: SyncedTail) throws {
         guard var current = pending else { throw EventLogError.corrupt(path: path, reason: "projections not loaded") }
         pending = nil
         try absorb(inserted, into: &current)
@@ -65,13 +85,14 @@ extension EventLog {
         if batchSize < writes.deferFromBatchSize || current.lag >= Int64(writes.maxLagEvents)
             || current.states.count >= writes.maxEntities
         {
-            try writePending()
+            try writePending(in: tail)
         }
     }
 
-    /// Writes the projection rows of every pending entity, the poison found
-    /// and `projected_offset`, inside the caller's write transaction.
-    func writePending() throws {
+    /// Inside a write transaction, after `syncPending()` (`tail`): writes the
+    /// projection rows of every pending entity, the poison found and
+    /// `projected_offset`.
+    func writePending(in tail: SyncedTail) throws {
         guard let current = pending, !current.isEmpty else { return }
         pending = nil
         for (entityRow, head) in current.heads.sorted(by: { $0.key < $1.key }) {
@@ -126,7 +147,7 @@ extension EventLog {
             newEvents.sortCanonically()
             // The entity's whole history when it begins in this group.
             let wholeHistory = group.contains { events[$0].startsChain }
-            let base = try current.states[entityRow] ?? storedFold(entityRow, domain: domain)
+            let base = try latestFold(entityRow, domain: domain, pending: current)
             // A second copy of a thin client's event is folded once: refold, so every replica agrees.
             let holdsCopy = try group.contains { try isRepeatedThinClientCopy(events[$0].stored) }
             current.states[entityRow] = try fold(
@@ -216,11 +237,11 @@ extension EventLog {
         history.contains { SessionEvent.parse($0.payload) == nil }
     }
 
-    /// Inside a transaction, after `syncPending()`: the writer holding an
-    /// entity of a folded type after its newest event; nil when it is free.
-    func holder(entityRow: Int64, domain: Domain) throws -> String? {
-        if let folded = pending?.states[entityRow] { return folded.holder }
-        if let folded = try storedFold(entityRow, domain: domain) { return folded.holder }
+    /// Inside a transaction, after `syncPending()` (`tail`): the writer
+    /// holding an entity of a folded type after its newest event; nil when
+    /// it is free.
+    func holder(entityRow: Int64, domain: Domain, in tail: SyncedTail) throws -> String? {
+        if let folded = try latestFold(entityRow, domain: domain, pending: pending) { return folded.holder }
         // An entity with session events alone has no projection row, only its holder.
         let statement = try db.cached("SELECT holder FROM entities WHERE id = ?")
         try statement.bind([.int(entityRow)])
@@ -228,7 +249,25 @@ extension EventLog {
         return try statement.step() && !statement.isNull(0) ? statement.text(0) : nil
     }
 
-    /// The projection row of an entity as stored, decoded.
+    /// The newest fold of an entity this log holds: its state in `pending`
+    /// (the fold of the tail) when the tail has events of it, else its
+    /// projection row as stored (`storedFold`, through `writtenRows`); nil
+    /// when it has neither.
+    ///
+    /// The one rule that keeps both caches true: they describe the rows at
+    /// `meta.projected_offset` equal to `pending.projectedOffset`. Only a
+    /// write of pending projections changes the rows, and it moves
+    /// `projected_offset`: this log's own (`writePending`) renews both
+    /// together, another connection's makes `syncPending()` drop both, and a
+    /// failed write drops both (`write`).
+    private func latestFold(
+        _ entityRow: Int64, domain: Domain, pending: PendingProjections?
+    ) throws -> FoldedEntity? {
+        if let folded = pending?.states[entityRow] { return folded }
+        return try storedFold(entityRow, domain: domain)
+    }
+
+    /// The projection row of an entity as stored, decoded; see `latestFold`.
     private func storedFold(_ entityRow: Int64, domain: Domain) throws -> FoldedEntity? {
         if let row = writtenRows.entry(entityRow) {
             return FoldedEntity(

@@ -48,8 +48,8 @@ extension EventLog {
     /// Every event of one entity, in canonical order.
     public func events(entityType: String, entityID: String) throws -> [StoredEvent] {
         try read {
-            try syncPending()
-            return try entityHistory(EntityKey(type: entityType, id: entityID))
+            let tail = try syncPending()
+            return try entityHistory(EntityKey(type: entityType, id: entityID), in: tail)
         }
     }
 
@@ -192,7 +192,7 @@ extension EventLog {
     /// How many stored events the fold skips because their payload does not decode.
     public func poisonEventCount() throws -> Int64 {
         try read {
-            let pendingPoison = try syncPending().poisonOffsets
+            let pendingPoison = try syncedProjections().poisonOffsets
             let stored = try db.scalarInt("SELECT count(*) FROM poison") ?? 0
             guard !pendingPoison.isEmpty else { return stored }
             // Poison found in the tail whose rows are not written yet counts too, once.

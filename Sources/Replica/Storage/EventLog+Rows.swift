@@ -146,14 +146,15 @@ extension EventLog {
         return max(wallMs, newest?.arrivalMs ?? wallMs)
     }
 
-    /// Inside a write transaction, after `syncPending()`: stores one event,
+    /// Inside a write transaction, after `syncPending()` (`tail`): stores one event,
     /// chained to its entity's previous event, into `block` when given
     /// (which the caller writes), else as a row of `events` (in a
     /// thin-client feed, indexed by its id).
     func storeEvent(
-        _ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64, into block: inout BlockBuilder?
+        _ event: Event, feedRow: Int64, entityRow: Int64, arrivalMs: Int64, into block: inout BlockBuilder?,
+        in tail: SyncedTail
     ) throws -> InsertedEvent {
-        let previous = try chainHead(entityRow: entityRow)
+        let previous = try chainHead(entityRow: entityRow, in: tail)
         let offset = try takeOffset()
         if block != nil {
             block!.append(event, offset: offset, entityRow: entityRow, entityPrev: previous)

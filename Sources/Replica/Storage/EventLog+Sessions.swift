@@ -12,8 +12,8 @@ extension EventLog {
     /// What sessions decided for one entity, as this replica holds it.
     public func session(entityType: String, entityID: String) throws -> EntitySession {
         try read {
-            try syncPending()
-            return try session(of: EntityKey(type: entityType, id: entityID))
+            let tail = try syncPending()
+            return try session(of: EntityKey(type: entityType, id: entityID), in: tail)
         }
     }
 
@@ -26,15 +26,16 @@ extension EventLog {
         entityType: String, entityID: String, takeover: Bool = false, scope: String = FeedID.defaultScope
     ) throws -> StoredEvent {
         try write {
-            try syncPending()
+            let tail = try syncPending()
             let entity = EntityKey(type: entityType, id: entityID)
-            let (state, history) = try claimableState(of: entity, takeover: takeover, throughRelay: false)
+            let (state, history) = try claimableState(of: entity, takeover: takeover, throughRelay: false, in: tail)
             if state.holder.map({ $0.hasSameUTF8(as: replicaID) }) == true,
                 let standing = history.first(where: { $0.event.eventID == state.claim })
             {
                 return standing
             }
-            return try appendSessionEvent(.claimed(after: state.claim), to: entity, after: history, scope: scope)
+            return try appendSessionEvent(
+                .claimed(after: state.claim), to: entity, after: history, scope: scope, in: tail)
         }
     }
 
@@ -46,11 +47,11 @@ extension EventLog {
         entityType: String, entityID: String, takeover: Bool = false, scope: String = FeedID.defaultScope
     ) throws -> StoredEvent {
         try write {
-            try syncPending()
+            let tail = try syncPending()
             let entity = EntityKey(type: entityType, id: entityID)
-            let (state, history) = try claimableState(of: entity, takeover: takeover, throughRelay: true)
+            let (state, history) = try claimableState(of: entity, takeover: takeover, throughRelay: true, in: tail)
             return try appendSessionEvent(
-                .claimRequested(after: state.claim), to: entity, after: history, scope: scope)
+                .claimRequested(after: state.claim), to: entity, after: history, scope: scope, in: tail)
         }
     }
 
@@ -63,9 +64,9 @@ extension EventLog {
     public func answerClaimRequest(_ request: Event, expired: Bool = false) throws -> StoredEvent? {
         guard case .claimRequested(let after) = SessionEvent.parse(request.payload) else { return nil }
         return try write {
-            try syncPending()
+            let tail = try syncPending()
             let entity = EntityKey(type: request.entityType, id: request.entityID)
-            let history = try entityHistory(entity)
+            let history = try entityHistory(entity, in: tail)
             let report = EntitySession(
                 entityType: entity.type, entityID: entity.id, history: history.map(\.event))
             guard let held = report.request(request.eventID), held.answer == nil else { return nil }
@@ -79,7 +80,7 @@ extension EventLog {
             } else {
                 answer = .claimGranted(request: request.eventID, holder: requester, after: state.claim)
             }
-            return try appendSessionEvent(answer, to: entity, after: history, scope: request.feed.scope)
+            return try appendSessionEvent(answer, to: entity, after: history, scope: request.feed.scope, in: tail)
         }
     }
 
@@ -90,9 +91,9 @@ extension EventLog {
         entityType: String, entityID: String, force: Bool = false, scope: String = FeedID.defaultScope
     ) throws -> StoredEvent {
         try write {
-            try syncPending()
+            let tail = try syncPending()
             let entity = EntityKey(type: entityType, id: entityID)
-            let (state, history) = try sessionState(of: entity)
+            let (state, history) = try sessionState(of: entity, in: tail)
             guard let holder = state.holder else {
                 throw EventLogError.notHeld(entityType: entityType, entityID: entityID, holder: nil)
             }
@@ -101,7 +102,7 @@ extension EventLog {
                 throw EventLogError.notHeld(entityType: entityType, entityID: entityID, holder: holder)
             }
             return try appendSessionEvent(
-                .released(forcedHolder: mine ? nil : holder), to: entity, after: history, scope: scope)
+                .released(forcedHolder: mine ? nil : holder), to: entity, after: history, scope: scope, in: tail)
         }
     }
 
@@ -122,18 +123,19 @@ extension EventLog {
 
     // MARK: - Inside a transaction
 
-    /// Inside a transaction, after `syncPending()`: the session report of one entity.
-    func session(of entity: EntityKey) throws -> EntitySession {
-        EntitySession(entityType: entity.type, entityID: entity.id, history: try entityHistory(entity).map(\.event))
+    /// Inside a transaction, after `syncPending()` (`tail`): the session report of one entity.
+    func session(of entity: EntityKey, in tail: SyncedTail) throws -> EntitySession {
+        EntitySession(
+            entityType: entity.type, entityID: entity.id, history: try entityHistory(entity, in: tail).map(\.event))
     }
 
     /// The session state and history of an entity this replica may claim
     /// now; throws when another holds it and the claim may not take over
     /// (no `takeover`, or a grant that only a relay may take over).
-    private func claimableState(of entity: EntityKey, takeover: Bool, throughRelay: Bool) throws -> (
-        SessionState, [StoredEvent]
-    ) {
-        let (state, history) = try sessionState(of: entity)
+    private func claimableState(
+        of entity: EntityKey, takeover: Bool, throughRelay: Bool, in tail: SyncedTail
+    ) throws -> (SessionState, [StoredEvent]) {
+        let (state, history) = try sessionState(of: entity, in: tail)
         guard let holder = state.holder, !holder.hasSameUTF8(as: replicaID) else { return (state, history) }
         if state.granted && !throughRelay {
             throw EventLogError.claimNeedsGrant(entityType: entity.type, entityID: entity.id, holder: holder)
@@ -142,8 +144,8 @@ extension EventLog {
         return (state, history)
     }
 
-    private func sessionState(of entity: EntityKey) throws -> (SessionState, [StoredEvent]) {
-        let history = try entityHistory(entity)
+    private func sessionState(of entity: EntityKey, in tail: SyncedTail) throws -> (SessionState, [StoredEvent]) {
+        let history = try entityHistory(entity, in: tail)
         let resolution = SessionFold.resolve(
             inCanonicalOrder: history.map(\.event))
         return (resolution.state, history)
@@ -154,22 +156,23 @@ extension EventLog {
     /// precedes it on every replica (a clock far ahead, which the local
     /// clock does not follow, included).
     private func appendSessionEvent(
-        _ event: SessionEvent, to entity: EntityKey, after history: [StoredEvent], scope: String
+        _ event: SessionEvent, to entity: EntityKey, after history: [StoredEvent], scope: String, in tail: SyncedTail
     ) throws -> StoredEvent {
         let newest = history.map(\.event.timeMs).max()
         return try appendInTransaction(
             [NewEvent(entityType: entity.type, entityID: entity.id, payload: event.payload, scope: scope)],
-            sessionNotBeforeMs: newest.map { $0 == Int64.max ? $0 : $0 + 1 } ?? Int64.min)[0]
+            sessionNotBeforeMs: newest.map { $0 == Int64.max ? $0 : $0 + 1 } ?? Int64.min, in: tail)[0]
     }
 
-    /// Inside a write transaction, after `syncPending()`: refuses a local
+    /// Inside a write transaction, after `syncPending()` (`tail`): refuses a local
     /// domain event or undo for an entity another writer holds, naming the
     /// holder and how many of this replica's own events sessions dropped.
-    func checkHolder(of entity: EntityKey, entityRow: Int64) throws {
-        guard let domain = domains[entity.type], let holder = try holder(entityRow: entityRow, domain: domain),
+    func checkHolder(of entity: EntityKey, entityRow: Int64, in tail: SyncedTail) throws {
+        guard let domain = domains[entity.type],
+            let holder = try holder(entityRow: entityRow, domain: domain, in: tail),
             !holder.hasSameUTF8(as: replicaID)
         else { return }
-        let report = try session(of: entity)
+        let report = try session(of: entity, in: tail)
         if report.tookOver(from: replicaID) {
             throw EventLogError.takenOver(
                 entityType: entity.type, entityID: entity.id, holder: holder,

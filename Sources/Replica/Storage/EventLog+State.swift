@@ -4,7 +4,7 @@ extension EventLog {
     /// The folded state of one entity, or nil when it has no folded event.
     public func projection<Entity: EventSourcedEntity>(_ type: Entity.Type, id: String) throws -> Entity? {
         try read {
-            let current = try syncPending()
+            let current = try syncedProjections()
             let statement = try db.cached("SELECT id, state FROM entities WHERE entity_type = ? AND entity_id = ?")
             try statement.bind([.text(Entity.entityType), .text(id)])
             guard try statement.step() else { return nil }
@@ -19,7 +19,7 @@ extension EventLog {
     /// Every folded entity of a domain, ordered by entity id.
     public func projections<Entity: EventSourcedEntity>(_ type: Entity.Type) throws -> [Entity] {
         try read {
-            let current = try syncPending()
+            let current = try syncedProjections()
             let statement = try db.cached(
                 "SELECT id, state FROM entities WHERE entity_type = ? ORDER BY entity_id")
             try statement.bind([.text(Entity.entityType)])
@@ -53,7 +53,7 @@ extension EventLog {
         try read {
             let version = try db.scalarInt("PRAGMA data_version") ?? 0
             if let kept = keptStateHash, kept.dataVersion == version { return kept.hex }
-            try syncPending()
+            _ = try syncPending()
             let statement = try db.cached(
                 "SELECT id, entity_type, entity_id, state FROM entities ORDER BY entity_type, entity_id")
             var hash = SHA256()

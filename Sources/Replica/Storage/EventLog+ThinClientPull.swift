@@ -18,7 +18,7 @@ extension EventLog {
     public func thinClientEvents(after offset: Int64, limit: Int) throws -> [StoredEvent] {
         guard limit > 0 else { return [] }
         return try read {
-            try syncPending()
+            let tail = try syncPending()
             var served: [StoredEvent] = []
             var scanned = offset
             let chunk = max(limit, 256)
@@ -36,8 +36,8 @@ extension EventLog {
                 guard let last = page.last else { break }
                 scanned = last.stored.offset
                 for row in page where served.count < limit {
-                    if try dropped.contains(row, in: self) { continue }
-                    if let event = try thinClientView(of: row.stored) { served.append(event) }
+                    if try dropped.contains(row, in: self, tail) { continue }
+                    if let event = try thinClientView(of: row.stored, in: tail) { served.append(event) }
                 }
                 if page.count < chunk { break }
             }
@@ -45,13 +45,14 @@ extension EventLog {
         }
     }
 
-    /// Inside a transaction, after `syncPending()`: the event as a thin
-    /// client is served it, or nil when it is skipped.
-    private func thinClientView(of stored: StoredEvent) throws -> StoredEvent? {
+    /// Inside a transaction, after `syncPending()` (`tail`): the event as a
+    /// thin client is served it, or nil when it is skipped.
+    private func thinClientView(of stored: StoredEvent, in tail: SyncedTail) throws -> StoredEvent? {
         guard ThinClientView.isItemID(stored.event.entityID) else { return nil }
         if ThinClientView.isServedAsStored(stored.event) { return stored }
         guard UndoneEvent.parse(stored.event.payload) != nil else { return nil }
-        let history = try entityHistory(EntityKey(type: Item.entityType, id: stored.event.entityID)).map(\.event)
+        let history = try entityHistory(EntityKey(type: Item.entityType, id: stored.event.entityID), in: tail)
+            .map(\.event)
         guard let served = ThinClientView.servedEvent(for: stored.event, inCanonicalOrder: history) else { return nil }
         var translated = stored
         translated.event.payload = served.payload
@@ -63,14 +64,14 @@ extension EventLog {
     private struct DroppedIDs {
         private var byEntity: [Int64: Set<UUID>] = [:]
 
-        mutating func contains(_ row: InsertedEvent, in log: EventLog) throws -> Bool {
+        mutating func contains(_ row: InsertedEvent, in log: EventLog, _ tail: SyncedTail) throws -> Bool {
             if let ids = byEntity[row.entityRow] { return ids.contains(row.stored.event.eventID) }
             let claimed = try log.db.cached("SELECT claimed FROM entities WHERE id = ?")
             try claimed.bind([.int(row.entityRow)])
             var ids: Set<UUID> = []
             if try claimed.step(), claimed.int64(0) != 0 {
                 let entity = EntityKey(type: row.stored.event.entityType, id: row.stored.event.entityID)
-                ids = Set(try log.session(of: entity).dropped.map(\.event.eventID))
+                ids = Set(try log.session(of: entity, in: tail).dropped.map(\.event.eventID))
             }
             claimed.reset()
             byEntity[row.entityRow] = ids

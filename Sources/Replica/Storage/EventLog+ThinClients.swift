@@ -24,7 +24,7 @@ extension EventLog {
             }
         }
         return try write {
-            try syncPending()
+            let tail = try syncPending()
             let heldClock = try storedClock()
             var clock = heldClock
             let wallMs = options.wallClock()
@@ -52,7 +52,7 @@ extension EventLog {
                 let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
                 var asRow: BlockBuilder?
                 let stored = try storeEvent(
-                    event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow)
+                    event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow, in: tail)
                 heads[feed] = (feedRow, head + 1)
                 _ = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
                 inserted.append(stored)
@@ -61,7 +61,7 @@ extension EventLog {
             }
             for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
             if clock != heldClock { try storeClock(clock) }
-            if !inserted.isEmpty { try foldInserted(inserted, batchSize: inserted.count) }
+            if !inserted.isEmpty { try foldInserted(inserted, batchSize: inserted.count, in: tail) }
             return answers
         }
     }

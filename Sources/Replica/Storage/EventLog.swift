@@ -80,7 +80,8 @@ public final class EventLog {
     var interned = InternedIDs()
     var writtenRows = WrittenRows()
     /// The fold of the events the projection rows do not hold yet; nil
-    /// until a transaction has read it (`syncPending()`).
+    /// until a transaction has read it (`syncPending()`, whose `SyncedTail`
+    /// the functions relying on it take).
     var pending: PendingProjections?
     /// Inside a write transaction: the local offset the next stored event
     /// takes; nil until the transaction stores one (`takeOffset()`).
@@ -249,8 +250,8 @@ public final class EventLog {
     public func writePendingProjections() throws {
         guard hasPendingProjections else { return }
         try write {
-            try syncPending()
-            try writePending()
+            let tail = try syncPending()
+            try writePending(in: tail)
         }
     }
 
