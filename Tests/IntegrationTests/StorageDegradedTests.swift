@@ -31,10 +31,15 @@ struct StorageDegradedTests {
         return path
     }
 
-    /// Overwrites one leaf page of the events table (found with `sqlite3`'s
-    /// dbstat) with seeded random bytes, as a failing disk would.
-    func damageAnEventsPage(of database: String, leaf: Int) throws {
-        let query = "select pageno from dbstat where name = 'events' and pagetype = 'leaf' limit 1 offset \(leaf)"
+    /// Overwrites one leaf page of the block rows (found with `sqlite3`'s
+    /// dbstat) with seeded random bytes, as a failing disk would: an import
+    /// stores its events as block rows (docs/storage.md "Block rows"), here
+    /// about one block of 32 events a leaf page.
+    func damageABlocksPage(of database: String, leaf: Int) throws {
+        let query = """
+            select pageno from dbstat where name = 'event_blocks' and pagetype = 'leaf'
+            order by pageno limit 1 offset \(leaf)
+            """
         let result = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database, query])
         let page = try #require(UInt64(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result)")
         var random = SplitMix64(seed: UInt64(leaf))
@@ -60,7 +65,7 @@ struct StorageDegradedTests {
     func aDamagedPageDegradesTheReplicaOnce() throws {
         try temp.cluster("a", ["b"])
         try temp.peerdOK(["import", try exportFile(events: 4_000)], "a")
-        try damageAnEventsPage(of: temp.path("a/replica.db"), leaf: 45)
+        try damageABlocksPage(of: temp.path("a/replica.db"), leaf: 90)
 
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")

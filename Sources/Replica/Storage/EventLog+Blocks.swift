@@ -157,7 +157,8 @@ extension EventLog {
     /// Inside a transaction: the number of stored events, rows and blocks.
     func storedEventCount() throws -> Int64 {
         let rows = try db.scalarInt("SELECT count(*) FROM events") ?? 0
-        let blocks = try db.scalarInt("SELECT sum(last_offset - first_offset + 1) FROM event_blocks") ?? 0
+        // Seqs, not offsets: the index holds them, so the count reads no block (a damaged one included).
+        let blocks = try db.scalarInt("SELECT sum(last_seq - first_seq + 1) FROM event_blocks") ?? 0
         return rows + blocks
     }
 

@@ -146,7 +146,7 @@ enum Schema {
             arrival_ms   INTEGER NOT NULL,
             events       TEXT NOT NULL
         );
-        CREATE INDEX event_blocks_by_feed ON event_blocks (feed, last_seq);
+        CREATE INDEX event_blocks_by_feed ON event_blocks (feed, last_seq, first_seq);
 
         DROP VIEW event_log;
         CREATE VIEW event_log AS
