@@ -72,7 +72,7 @@ final class ReadBlock {
 
 /// The blocks read last: paging through a block, or walking an entity's
 /// chain through the blocks around it, reads and decodes each entry once.
-struct DecodedBlockCache {
+struct ReadBlockCache {
     static let capacity = 64
     /// Most recently used last.
     private var blocks: [ReadBlock] = []
@@ -130,7 +130,7 @@ extension EventLog {
     /// text, about 150 bytes an event (docs/storage.md "Block rows").
     static let blockMaximumEvents = 32
 
-    /// The select list of a decoded block; see `decodedBlocks(_:_:)`.
+    /// The select list of a block row; see `readBlocks(_:_:)`.
     private static let blockSelect = """
         SELECT b.first_offset, b.last_offset, b.first_seq, b.arrival_ms, b.events, f.replica_id, f.scope
         FROM event_blocks b JOIN feeds f ON f.id = b.feed
@@ -182,7 +182,7 @@ extension EventLog {
     }
 
     /// The blocks a query built on `blockSelect` finds, in its order.
-    private func decodedBlocks(_ sqlTail: String, _ arguments: [SQLiteValue]) throws -> [ReadBlock] {
+    private func readBlocks(_ sqlTail: String, _ arguments: [SQLiteValue]) throws -> [ReadBlock] {
         let statement = try db.cached(EventLog.blockSelect + " " + sqlTail)
         try statement.bind(arguments)
         defer { statement.reset() }
@@ -190,7 +190,7 @@ extension EventLog {
         while try statement.step() {
             let firstOffset = statement.int64(0)
             let lastOffset = statement.int64(1)
-            if let kept = decodedBlocks.block(firstOffset: firstOffset, lastOffset: lastOffset) {
+            if let kept = keptBlocks.block(firstOffset: firstOffset, lastOffset: lastOffset) {
                 blocks.append(kept)
                 continue
             }
@@ -202,7 +202,7 @@ extension EventLog {
             else {
                 throw EventLogError.corrupt(path: path, reason: "the block at offset \(firstOffset) cannot be read")
             }
-            decodedBlocks.keep(block)
+            keptBlocks.keep(block)
             blocks.append(block)
         }
         return blocks
@@ -210,8 +210,8 @@ extension EventLog {
 
     /// Inside a transaction: the block holding local offset `offset`, if any.
     func block(holding offset: Int64) throws -> ReadBlock? {
-        if let kept = decodedBlocks.block(holding: offset) { return kept }
-        return try decodedBlocks(
+        if let kept = keptBlocks.block(holding: offset) { return kept }
+        return try readBlocks(
             "WHERE b.first_offset <= ? AND b.last_offset >= ? ORDER BY b.first_offset DESC LIMIT 1",
             [.int(offset), .int(offset)]
         ).first
@@ -230,7 +230,7 @@ extension EventLog {
         // A block at a time: the scan stops as soon as the page is full.
         while found.count < limit {
             guard
-                let block = try decodedBlocks(
+                let block = try readBlocks(
                     """
                     WHERE b.last_offset > ? AND b.first_offset <= ?
                       AND b.first_offset >= coalesce((SELECT max(first_offset) FROM event_blocks WHERE first_offset <= ?), 0)
@@ -256,7 +256,7 @@ extension EventLog {
         var from = seqs.lowerBound
         while found.count < limit, from <= seqs.upperBound {
             guard
-                let block = try decodedBlocks(
+                let block = try readBlocks(
                     "WHERE b.feed = ? AND b.last_seq >= ? AND b.first_seq <= ? ORDER BY b.last_seq LIMIT 1",
                     [.int(feedRow), .int(from), .int(seqs.upperBound)]
                 ).first

@@ -86,8 +86,8 @@ public final class EventLog {
     /// Inside a write transaction: the local offset the next stored event
     /// takes; nil until the transaction stores one (`takeOffset()`).
     var nextOffset: Int64?
-    /// The blocks read last, decoded (`DecodedBlockCache`).
-    var decodedBlocks = DecodedBlockCache()
+    /// The blocks read last (`ReadBlockCache`).
+    var keptBlocks = ReadBlockCache()
     /// Transactions open now: a read inside one joins it instead of beginning its own.
     private var transactionDepth = 0
     /// The last state hash and the `PRAGMA data_version` it was read at;
@@ -218,7 +218,7 @@ public final class EventLog {
                 interned = InternedIDs()
                 writtenRows = WrittenRows()
                 pending = nil
-                decodedBlocks = DecodedBlockCache()
+                keptBlocks = ReadBlockCache()
                 throw error
             }
         }
