@@ -12,27 +12,13 @@ import Testing
     let peersOwn = FeedID(replicaID: "peer")
     let peersClient = FeedID(replicaID: "phone@peer")
     let mine = FeedID(replicaID: "me")
-    let peerHello = Hello(replicaID: "peer", listenPort: 4100)
 
-    func events(_ feed: FeedID, _ range: ClosedRange<UInt64>) -> [Event] {
-        range.map {
-            Event(
-                eventID: UUID(), feed: feed, seq: $0, timeMs: Int64($0), entityType: "item", entityID: "i",
-                payload: "{}")
-        }
-    }
+    func events(_ feed: FeedID, _ range: ClosedRange<UInt64>) -> [Event] { SessionFixtures.events(feed, range) }
 
-    /// A session past hello and the peer's first cursor.
     func syncing(
         local: VectorCursor, peer: VectorCursor, configure: (inout SyncSession.Configuration) -> Void = { _ in }
     ) -> SyncSession {
-        var configuration = SyncSession.Configuration()
-        configure(&configuration)
-        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1), configuration: configuration)
-        _ = session.start(localCursor: local)
-        _ = session.receive(.hello(peerHello))
-        _ = session.receive(.cursor(peer))
-        return session
+        SessionFixtures.syncing(local: local, peer: peer, configure: configure).0
     }
 
     /// Receives batch `id` of `events` and answers it as ingested, `fresh` of them new per feed.

@@ -6,30 +6,14 @@ import Testing
 
 @Suite struct SyncSessionTests {
     let feed = FeedID(replicaID: "origin")
-    let peerHello = Hello(replicaID: "peer", listenPort: 4100)
     let defaults = SyncSession.Configuration()
 
-    func events(_ range: ClosedRange<UInt64>) -> [Event] {
-        range.map {
-            Event(
-                eventID: UUID(), feed: feed, seq: $0, timeMs: Int64($0), entityType: "item", entityID: "i",
-                payload: "{}")
-        }
-    }
+    func events(_ range: ClosedRange<UInt64>) -> [Event] { SessionFixtures.events(feed, range) }
 
-    /// A session past hello and the peer's first cursor.
     func syncing(
         local: VectorCursor, peer: VectorCursor, configure: (inout SyncSession.Configuration) -> Void = { _ in }
-    )
-        -> (SyncSession, [SyncSession.Directive])
-    {
-        var configuration = SyncSession.Configuration()
-        configure(&configuration)
-        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1), configuration: configuration)
-        _ = session.start(localCursor: local)
-        _ = session.receive(.hello(peerHello))
-        let directives = session.receive(.cursor(peer))
-        return (session, directives)
+    ) -> (SyncSession, [SyncSession.Directive]) {
+        SessionFixtures.syncing(local: local, peer: peer, configure: configure)
     }
 
     @Test func startSendsHelloThenTheWholeCursor() {
