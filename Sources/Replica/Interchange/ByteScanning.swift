@@ -1,7 +1,8 @@
 import Foundation
 
 /// What the one-pass JSON readers over UTF-8 bytes share (`CanonicalForm`'s
-/// check, `FlatJSONObject`): a position in the bytes and the small steps.
+/// check, `FlatJSONObject`, `ExportLine`, `EventBlock`): a position in the
+/// bytes and the small steps.
 protocol ByteScanning {
     var bytes: UnsafeBufferPointer<UInt8> { get }
     var index: Int { get set }
@@ -47,5 +48,51 @@ extension ByteScanning {
             return nil
         }
         return negative ? -value : value
+    }
+
+    /// A string without escapes or control characters, in valid UTF-8,
+    /// read and stepped over; nil for anything else.
+    mutating func unescapedString() -> String? {
+        guard accept(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        var ascii = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = Self.text(UnsafeBufferPointer(rebasing: bytes[start..<index]), ascii: ascii)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        return nil
+    }
+
+    /// A UUID as a JSON string of exactly 8-4-4-4-12 hex digits (either
+    /// case), read and stepped over; nil for anything else.
+    mutating func quotedUUID() -> UUID? {
+        guard accept(UInt8(ascii: "\"")), index + 37 <= bytes.count,
+            let id = ExportLine.uuid(UnsafeBufferPointer(rebasing: bytes[index..<index + 36])),
+            bytes[index + 36] == UInt8(ascii: "\"")
+        else { return nil }
+        index += 37
+        return id
+    }
+
+    /// The text of the JSON object in canonical form at `index`, read and
+    /// stepped over; `depth` is the nesting it sits at (see
+    /// `CanonicalForm.canonicalObjectEnd`). Nil when it is not one, or not valid UTF-8.
+    mutating func canonicalObject(depth: Int) -> String? {
+        guard let end = CanonicalForm.canonicalObjectEnd(in: bytes, from: index, depth: depth) else { return nil }
+        let object = UnsafeBufferPointer(rebasing: bytes[index..<end])
+        index = end
+        return Self.text(object, ascii: !object.contains { $0 >= 0x80 })
+    }
+
+    /// The text of `bytes`, nil when they are not valid UTF-8.
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) -> String? {
+        ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
     }
 }

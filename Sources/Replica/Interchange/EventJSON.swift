@@ -101,7 +101,7 @@ public enum EventJSON {
     }
 
     /// True when `text` has a quote, a backslash or a control character.
-    private static func needsEscape(_ text: String) -> Bool {
+    static func needsEscape(_ text: String) -> Bool {
         func escaped(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
         // A loop over contiguous bytes: `utf8.contains(where:)` was a visible cost of every fold.
         return text.utf8.withContiguousStorageIfAvailable { $0.contains(where: escaped) }

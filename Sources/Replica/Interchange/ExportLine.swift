@@ -45,17 +45,13 @@ enum ExportLine {
         var index = 0
 
         mutating func event() -> Event? {
-            guard literal(#"{"replica_event_id":""#), index + 37 <= bytes.count,
-                let eventID = ExportLine.uuid(UnsafeBufferPointer(rebasing: bytes[index..<index + 36])),
-                bytes[index + 36] == UInt8(ascii: "\"")
-            else { return nil }
-            index += 37
-            guard literal(#","replica_id":"#), let replicaID = string(),
-                literal(#","scope":"#), let scope = string(),
+            guard literal(#"{"replica_event_id":"#), let eventID = quotedUUID(),
+                literal(#","replica_id":"#), let replicaID = unescapedString(),
+                literal(#","scope":"#), let scope = unescapedString(),
                 literal(#","replica_write_offset":"#), let seq = canonicalInteger(), seq >= 1,
                 literal(#","replica_time_ms":"#), let timeMs = canonicalInteger(),
-                literal(#","entity_type":"#), let entityType = string(),
-                literal(#","entity_id":"#), let entityID = string(),
+                literal(#","entity_type":"#), let entityType = unescapedString(),
+                literal(#","entity_id":"#), let entityID = unescapedString(),
                 literal(#","payload":"#), let payload = payload(),
                 literal(#","server_offset":"#), integerOrNull(),
                 literal(#","server_time_ms":"#), integerOrNull(),
@@ -66,42 +62,15 @@ enum ExportLine {
                 timeMs: timeMs, entityType: entityType, entityID: entityID, payload: payload)
         }
 
-        /// A string without escapes or control characters, in valid UTF-8.
-        private mutating func string() -> String? {
-            guard accept(UInt8(ascii: "\"")) else { return nil }
-            let start = index
-            var ascii = true
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    let text = ExportLine.text(UnsafeBufferPointer(rebasing: bytes[start..<index]), ascii: ascii)
-                    index += 1
-                    return text
-                }
-                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
-                if byte >= 0x80 { ascii = false }
-                index += 1
-            }
-            return nil
-        }
-
         /// The payload object's text, when it is canonical JSON in valid UTF-8.
         private mutating func payload() -> String? {
             // The general parser reads the payload one level down in the line: so does the check.
-            guard let end = CanonicalForm.canonicalObjectEnd(in: bytes, from: index, depth: 1) else { return nil }
-            let object = UnsafeBufferPointer(rebasing: bytes[index..<end])
-            index = end
-            return ExportLine.text(object, ascii: !object.contains { $0 >= 0x80 })
+            canonicalObject(depth: 1)
         }
 
         private mutating func integerOrNull() -> Bool {
             literal("null") || canonicalInteger() != nil
         }
-    }
-
-    /// The text of `bytes`, nil when they are not valid UTF-8.
-    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) -> String? {
-        ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
     }
 
     /// The UUID of exactly 8-4-4-4-12 hex digits (either case), as `UUID(uuidString:)` reads it.

@@ -94,16 +94,15 @@ enum EventBlock {
 
     /// The JSON string literal of `text`, as `EventJSON.appendQuoted` writes it.
     private static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
-        let plain = text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
-        if plain {
+        guard EventJSON.needsEscape(text) else {
             bytes.append(UInt8(ascii: "\""))
             bytes.append(contentsOf: text.utf8)
             bytes.append(UInt8(ascii: "\""))
-        } else {
-            var quoted = ""
-            EventJSON.appendQuoted(text, to: &quoted)
-            bytes.append(contentsOf: quoted.utf8)
+            return
         }
+        var quoted = ""
+        EventJSON.appendQuoted(text, to: &quoted)
+        bytes.append(contentsOf: quoted.utf8)
     }
 
     /// The entries of a block's text; nil when it is not a block.
@@ -212,15 +211,11 @@ enum EventBlock {
         }
 
         mutating func entry() -> Entry? {
-            guard literal("[\""), index + 37 <= bytes.count,
-                let eventID = ExportLine.uuid(UnsafeBufferPointer(rebasing: bytes[index..<index + 36])),
-                bytes[index + 36] == UInt8(ascii: "\"")
-            else { return nil }
-            index += 37
-            guard accept(UInt8(ascii: ",")), let timeMs = canonicalInteger(),
+            guard accept(UInt8(ascii: "[")), let eventID = quotedUUID(),
+                accept(UInt8(ascii: ",")), let timeMs = canonicalInteger(),
                 accept(UInt8(ascii: ",")), let entityRow = canonicalInteger(),
-                accept(UInt8(ascii: ",")), let entityType = string(),
-                accept(UInt8(ascii: ",")), let entityID = string(),
+                accept(UInt8(ascii: ",")), let entityType = unescapedString(),
+                accept(UInt8(ascii: ",")), let entityID = unescapedString(),
                 accept(UInt8(ascii: ","))
             else { return nil }
             var entityPrev: Int64?
@@ -228,34 +223,12 @@ enum EventBlock {
                 guard let offset = canonicalInteger() else { return nil }
                 entityPrev = offset
             }
-            guard accept(UInt8(ascii: ",")),
-                let end = CanonicalForm.canonicalObjectEnd(in: bytes, from: index, depth: 2)
-            else { return nil }
-            let object = UnsafeBufferPointer(rebasing: bytes[index..<end])
-            index = end
-            guard let payload = String(validating: object, as: UTF8.self), accept(UInt8(ascii: "]")) else {
+            guard accept(UInt8(ascii: ",")), let payload = canonicalObject(depth: 2), accept(UInt8(ascii: "]")) else {
                 return nil
             }
             return Entry(
                 eventID: eventID, timeMs: timeMs, entityRow: entityRow, entityType: entityType, entityID: entityID,
                 entityPrev: entityPrev, payload: payload)
-        }
-
-        /// A string without escapes or control characters, in valid UTF-8.
-        private mutating func string() -> String? {
-            guard accept(UInt8(ascii: "\"")) else { return nil }
-            let start = index
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                    index += 1
-                    return text
-                }
-                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
-                index += 1
-            }
-            return nil
         }
     }
 }
