@@ -130,7 +130,7 @@ extension EventLog {
     /// text, about 150 bytes an event (docs/storage.md "Block rows").
     static let blockMaximumEvents = 32
 
-    /// The select list of a block row; see `readBlocks(_:_:)`.
+    /// The select list of a block row; see `forEachBlock(_:_:_:)`.
     private static let blockSelect = """
         SELECT b.first_offset, b.last_offset, b.first_seq, b.arrival_ms, b.events, f.replica_id, f.scope
         FROM event_blocks b JOIN feeds f ON f.id = b.feed
@@ -181,40 +181,47 @@ extension EventLog {
         block.removeAll()
     }
 
-    /// The blocks a query built on `blockSelect` finds, in its order.
-    private func readBlocks(_ sqlTail: String, _ arguments: [SQLiteValue]) throws -> [ReadBlock] {
+    /// Calls `body` with each block a query built on `blockSelect` finds,
+    /// in its order, until it returns false; rows past that are not read.
+    private func forEachBlock(
+        _ sqlTail: String, _ arguments: [SQLiteValue], _ body: (ReadBlock) throws -> Bool
+    ) throws {
         let statement = try db.cached(EventLog.blockSelect + " " + sqlTail)
         try statement.bind(arguments)
         defer { statement.reset() }
-        var blocks: [ReadBlock] = []
         while try statement.step() {
             let firstOffset = statement.int64(0)
             let lastOffset = statement.int64(1)
-            if let kept = keptBlocks.block(firstOffset: firstOffset, lastOffset: lastOffset) {
-                blocks.append(kept)
-                continue
+            var block = keptBlocks.block(firstOffset: firstOffset, lastOffset: lastOffset)
+            if block == nil {
+                guard
+                    let read = ReadBlock(
+                        firstOffset: firstOffset, lastOffset: lastOffset, firstSeq: UInt64(statement.int64(2)),
+                        arrivalMs: statement.int64(3),
+                        feed: FeedID(replicaID: statement.text(5), scope: statement.text(6)),
+                        text: statement.blob(4), path: path)
+                else {
+                    throw EventLogError.corrupt(path: path, reason: "the block at offset \(firstOffset) cannot be read")
+                }
+                keptBlocks.keep(read)
+                block = read
             }
-            guard
-                let block = ReadBlock(
-                    firstOffset: firstOffset, lastOffset: lastOffset, firstSeq: UInt64(statement.int64(2)),
-                    arrivalMs: statement.int64(3), feed: FeedID(replicaID: statement.text(5), scope: statement.text(6)),
-                    text: Array(statement.text(4).utf8), path: path)
-            else {
-                throw EventLogError.corrupt(path: path, reason: "the block at offset \(firstOffset) cannot be read")
-            }
-            keptBlocks.keep(block)
-            blocks.append(block)
+            guard try body(block!) else { return }
         }
-        return blocks
     }
 
     /// Inside a transaction: the block holding local offset `offset`, if any.
     func block(holding offset: Int64) throws -> ReadBlock? {
         if let kept = keptBlocks.block(holding: offset) { return kept }
-        return try readBlocks(
+        var found: ReadBlock?
+        try forEachBlock(
             "WHERE b.first_offset <= ? AND b.last_offset >= ? ORDER BY b.first_offset DESC LIMIT 1",
             [.int(offset), .int(offset)]
-        ).first
+        ) {
+            found = $0
+            return false
+        }
+        return found
     }
 
     /// Inside a transaction: up to `limit` events stored in blocks at
@@ -226,24 +233,19 @@ extension EventLog {
     ) throws -> [InsertedEvent] {
         guard limit > 0 else { return [] }
         var found: [InsertedEvent] = []
-        var from = after
-        // A block at a time: the scan stops as soon as the page is full.
-        while found.count < limit {
-            guard
-                let block = try readBlocks(
-                    """
-                    WHERE b.last_offset > ? AND b.first_offset <= ?
-                      AND b.first_offset >= coalesce((SELECT max(first_offset) FROM event_blocks WHERE first_offset <= ?), 0)
-                      \(blockCondition)
-                    ORDER BY b.first_offset LIMIT 1
-                    """, [.int(from), .int(through), .int(from + 1)]
-                ).first
-            else { break }
+        // From the block holding `after + 1` on; the scan stops as soon as the page is full.
+        try forEachBlock(
+            """
+            WHERE b.first_offset >= coalesce((SELECT max(first_offset) FROM event_blocks WHERE first_offset <= ?), 0)
+              AND b.first_offset <= ? \(blockCondition)
+            ORDER BY b.first_offset
+            """, [.int(after + 1), .int(through)]
+        ) { block in
             for event in try block.events() where event.stored.offset > after && event.stored.offset <= through {
                 guard found.count < limit else { break }
                 if keep(event) { found.append(event) }
             }
-            from = block.lastOffset
+            return found.count < limit
         }
         return found
     }
@@ -253,21 +255,15 @@ extension EventLog {
     func blockEvents(feedRow: Int64, seqs: ClosedRange<Int64>, limit: Int) throws -> [InsertedEvent] {
         guard limit > 0 else { return [] }
         var found: [InsertedEvent] = []
-        var from = seqs.lowerBound
-        while found.count < limit, from <= seqs.upperBound {
-            guard
-                let block = try readBlocks(
-                    "WHERE b.feed = ? AND b.last_seq >= ? AND b.first_seq <= ? ORDER BY b.last_seq LIMIT 1",
-                    [.int(feedRow), .int(from), .int(seqs.upperBound)]
-                ).first
-            else { break }
-            let events = try block.events()
-            for event in events {
-                let seq = Int64(event.stored.event.seq)
-                guard seq >= from, seq <= seqs.upperBound, found.count < limit else { continue }
+        try forEachBlock(
+            "WHERE b.feed = ? AND b.last_seq >= ? AND b.first_seq <= ? ORDER BY b.last_seq",
+            [.int(feedRow), .int(seqs.lowerBound), .int(seqs.upperBound)]
+        ) { block in
+            for event in try block.events() where seqs.contains(Int64(event.stored.event.seq)) {
+                guard found.count < limit else { break }
                 found.append(event)
             }
-            from = Int64(events.last!.stored.event.seq) + 1
+            return found.count < limit
         }
         return found
     }
