@@ -104,6 +104,16 @@ struct BlockStorageTests {
         #expect(report.forks.map(\.heldEventID) == [held.eventID])
         #expect(try log.forkCount() == 1)
         #expect(try log.eventCount() == 300)
+
+        // The same id again in another feed, as a row: the check names both places.
+        var copy = held
+        copy.feed = FeedID(replicaID: "r2")
+        copy.seq = 1
+        try log.ingest([copy])
+        let repeated = try log.checkIntegrity().findings.filter { $0.kind == .duplicateEventID }
+        #expect(repeated.count == 1)
+        #expect(repeated.first?.description.contains("stored 2 times") == true, "\(repeated)")
+        #expect(repeated.first?.description.contains("feed r2/default seq 1") == true, "\(repeated)")
     }
 
     @Test("Undos, late events and local writes on entities whose history is in blocks fold as with rows")

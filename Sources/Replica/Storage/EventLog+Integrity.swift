@@ -198,7 +198,7 @@ private struct IntegrityCheck {
         var all: [(id: UUID, offset: Int64, feedRow: Int64, seq: Int64)] = []
         let rows = try db.cached("SELECT event_id, local_offset, feed, seq FROM events")
         while try rows.step() {
-            guard let id = UUID(bytes: rows.blob(0)) else { continue }
+            guard let id = rows.uuid(0) else { continue }
             all.append((id, rows.int64(1), rows.int64(2), rows.int64(3)))
         }
         let blocks = try db.cached(
@@ -209,9 +209,18 @@ private struct IntegrityCheck {
                     (entry.eventID, blocks.int64(0) + Int64(index), blocks.int64(1), blocks.int64(2) + Int64(index)))
             }
         }
+        // By id in byte order (as SQL orders the blobs), then offset; the ids compared as two words.
+        func words(_ id: UUID) -> (UInt64, UInt64) {
+            withUnsafeBytes(of: id.uuid) {
+                (
+                    UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                    UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                )
+            }
+        }
         all.sort {
-            ($0.id.orderedBytes.lexicographicallyPrecedes($1.id.orderedBytes))
-                || ($0.id == $1.id && $0.offset < $1.offset)
+            let (left, right) = (words($0.id), words($1.id))
+            return left != right ? left < right : $0.offset < $1.offset
         }
         var feeds: [Int64: FeedID] = [:]
         let feedRows = try db.cached("SELECT id, replica_id, scope FROM feeds")
