@@ -192,7 +192,7 @@ private struct IntegrityCheck {
     }
 
     /// As `repeatedRowIDs`, over rows and blocks: every id is read into
-    /// memory and sorted (24 bytes an event), since SQL cannot group the
+    /// memory and sorted (40 bytes an event), since SQL cannot group the
     /// ids inside blocks.
     private func repeatedIDs() throws -> [(id: [UInt8], offset: Int64, feed: FeedID, seq: UInt64)] {
         var all: [(id: UUID, offset: Int64, feedRow: Int64, seq: Int64)] = []
