@@ -83,6 +83,10 @@ extension GossipService {
                 connection.phase = .handshaking(handshake, deadline: deadline)
                 perform(directives, on: connection)
             case .established(let codec):
+                if connection.codecIsIdle, ConnectionCodec.opensInline(frame) {
+                    guard deliver(codec.openNow(frame), on: connection.id) else { return }
+                    continue
+                }
                 connection.framesInCodec += 1
                 if connection.framesInCodec >= Self.maxFramesInCodec { pauseReading(connection) }
                 let id = connection.id
@@ -130,20 +134,28 @@ extension GossipService {
                 connection.id, dialed: connection.dialed, remoteHost: connection.remoteHost, now: loop.now))
     }
 
-    /// A frame the codec opened (or could not).
+    /// A frame the codec's queue opened (or could not).
     private func delivered(_ opened: Result<Message, any Error>, on id: ConnectionID) {
         guard let connection = connections[id], connection.isEstablished else { return }
         connection.framesInCodec -= 1
-        switch opened {
-        case .success(let message):
-            carryOut(node.received(message, on: id, now: loop.now))
-        case .failure(let error):
-            return close(id, reason: "\(error)", flush: false)
-        }
+        guard deliver(opened, on: id) else { return }
         if connection.readingPaused, connection.framesInCodec <= Self.maxFramesInCodec / 2 {
             connection.readingPaused = false
             rewatch(connection)
             handleFrames(connection)
+        }
+    }
+
+    /// Hands an opened message to the node; false when the frame could not
+    /// be opened, and the connection closes.
+    private func deliver(_ opened: Result<Message, any Error>, on id: ConnectionID) -> Bool {
+        switch opened {
+        case .success(let message):
+            carryOut(node.received(message, on: id, now: loop.now))
+            return true
+        case .failure(let error):
+            close(id, reason: "\(error)", flush: false)
+            return false
         }
     }
 
@@ -160,22 +172,32 @@ extension GossipService {
         loop.rewatch(connection.socket.descriptor, for: interest)
     }
 
-    /// Seals `message` on the connection's codec and queues it.
+    /// Seals `message` on the connection's codec and queues it: at once
+    /// when it is small and nothing waits in the codec, else on its queue.
     func send(_ message: Message, on id: ConnectionID) {
         guard let connection = connections[id], case .established(let codec) = connection.phase else { return }
+        if connection.codecIsIdle, ConnectionCodec.sealsInline(message) {
+            return write(sealed: codec.sealNow(message), to: connection)
+        }
+        connection.sealsInCodec += 1
         codec.seal(message) { [self] sealed in
             loop.execute { [self] in
                 guard let connection = connections[id] else { return }
-                switch sealed {
-                case .success(let bytes) where bytes.isEmpty:
-                    break  // not for this peer (see `ConnectionCodec.seal`)
-                case .success(let bytes):
-                    write(bytes, to: connection)
-                case .failure(let error):
-                    logger(LogRecord(.error, "cannot send", [("conn", "\(id)"), ("error", "\(error)")]))
-                    close(id, reason: "cannot send: \(error)", flush: false)
-                }
+                connection.sealsInCodec -= 1
+                write(sealed: sealed, to: connection)
             }
+        }
+    }
+
+    private func write(sealed: Result<[UInt8], any Error>, to connection: PeerConnection) {
+        switch sealed {
+        case .success(let bytes) where bytes.isEmpty:
+            break  // not for this peer (see `ConnectionCodec.seal`)
+        case .success(let bytes):
+            write(bytes, to: connection)
+        case .failure(let error):
+            logger(LogRecord(.error, "cannot send", [("conn", "\(connection.id)"), ("error", "\(error)")]))
+            close(connection.id, reason: "cannot send: \(error)", flush: false)
         }
     }
 

@@ -33,6 +33,8 @@ final class PeerConnection {
     /// Frames handed to the codec and not delivered yet; reading pauses
     /// while too many wait, so a fast sender cannot queue without bound.
     var framesInCodec = 0
+    /// Messages handed to the codec to seal and not written yet.
+    var sealsInCodec = 0
     var readingPaused = false
     /// Set once a close was asked for: the reason, for the log.
     var closeReason: String?
@@ -53,6 +55,10 @@ final class PeerConnection {
     }
 
     var hasOutbound: Bool { !outbound.isEmpty }
+
+    /// Nothing of this connection waits in its codec's queue: a small
+    /// message may be sealed or opened on the loop (`ConnectionCodec.sealNow`).
+    var codecIsIdle: Bool { framesInCodec == 0 && sealsInCodec == 0 }
 
     /// Queues bytes to write.
     func enqueue(_ bytes: [UInt8]) {

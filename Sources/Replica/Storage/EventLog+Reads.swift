@@ -236,8 +236,9 @@ public struct MissingEventPages {
         self.maxBytes = max(1, maxBytes)
     }
 
-    /// What an event costs in a page beyond its payload (ids, numbers, framing).
-    static let eventOverheadBytes = 128
+    /// What an event costs in a page beyond its payload (ids, numbers,
+    /// framing), as every page's `maxBytes` counts it.
+    public static let eventOverheadBytes = 128
 
     /// The feeds and seq ranges still to send.
     public var pending: [(FeedID, ClosedRange<UInt64>)] { remaining }

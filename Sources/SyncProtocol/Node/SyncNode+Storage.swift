@@ -121,6 +121,9 @@ extension SyncNode {
             let delivered = batches.reduce(0) { $0 + $1.events.count }
             statistics.eventsReceived += delivered
             statistics.eventsStored += done.report.stored.count
+            if done.report.stored.count <= RecentEvents.eventsPerFeed {  // live events, not a catch-up page
+                recent.remember(done.report.stored.lazy.map(\.event))
+            }
             record(done.report, from: peer)
             var answers: [SyncSession.Directive] = []
             let fresh = Self.newEvents(in: batches, stored: done.report.stored)

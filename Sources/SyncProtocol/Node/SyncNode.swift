@@ -92,6 +92,8 @@ public struct SyncNode: Sendable {
     var catchUps: [ConnectionID: CatchUpProgress] = [:]
     /// The peer manager's hub state as last logged.
     var loggedHubState: HubState?
+    /// The newest events committed here, for live pushes without a read.
+    var recent = RecentEvents()
 
     /// A node whose log holds `cursor`.
     public init(
@@ -193,7 +195,12 @@ public struct SyncNode: Sendable {
 
     /// The log gained events this node did not ingest itself (a local
     /// append, another process): push them to the peers that lack them.
-    public mutating func localChanged(cursor fresh: VectorCursor, now: Milliseconds) -> [Effect] {
+    /// `committed`: the events of that commit when the shell has them (a
+    /// few local writes); their pushes then need no read.
+    public mutating func localChanged(
+        cursor fresh: VectorCursor, committed: [Event] = [], now: Milliseconds
+    ) -> [Effect] {
+        recent.remember(committed)
         guard raiseCursor(to: fresh) else { return [] }
         return broadcastCursor(except: nil, now: now)
     }
@@ -232,6 +239,7 @@ public struct SyncNode: Sendable {
     /// storage ones become storage effects whose answers come back later.
     mutating func perform(_ directives: [SyncSession.Directive], on id: ConnectionID, now: Milliseconds) -> [Effect] {
         var effects: [Effect] = []
+        var readFromMemory: [[Event]] = []
         for directive in directives {
             switch directive {
             case .send(let message):
@@ -253,6 +261,10 @@ public struct SyncNode: Sendable {
                     manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)
                 }
             case .readEvents(let ranges, let maxEvents, let maxBytes):
+                if let page = recent.page(for: ranges, maxEvents: maxEvents, maxBytes: maxBytes) {
+                    readFromMemory.append(page)
+                    continue
+                }
                 let read = Effect.read(id, ranges: ranges, maxEvents: maxEvents, maxBytes: maxBytes)
                 storage.reading(read, on: id)
                 effects.append(read)
@@ -260,6 +272,10 @@ public struct SyncNode: Sendable {
                 // Only `process` stores, a run at a time; a lone batch here would be a bug.
                 preconditionFailure("batch \(batch.batchID) reached perform; process stores batches")
             }
+        }
+        // Answered after the other directives, as the log's answer would be.
+        for page in readFromMemory where sessions[id] != nil {
+            effects += perform(sessions[id]!.eventsRead(page), on: id, now: now)
         }
         return effects
     }
