@@ -107,13 +107,20 @@ struct SyncBenchmark {
             times: options.catchUps
         ) { try sizeBenchmark.rawInsertRate(.primaryKeyOnly) }
 
-        progress("live mesh: A, B, C in process, anti-entropy every \(SyncMesh.antiEntropyIntervalMs) ms ...")
-        let mesh = try SyncMesh(workspace: workspace, pruning: options.pruning)
-        defer { mesh.stop() }
-        try mesh.waitUntilConnected()
-        let latency = try SyncLatencyBenchmark(samples: options.latencySamples, mesh: mesh).run()
-        let idle = try SyncIdleBenchmark(rounds: options.idleRounds, mesh: mesh).run()
-        mesh.stop()
+        progress("live mesh: A, B, C in process, anti-entropy every \(SyncMesh.liveIntervalMs) ms ...")
+        let liveMesh = try SyncMesh(
+            workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: options.pruning)
+        defer { liveMesh.stop() }
+        try liveMesh.waitUntilConnected()
+        let latency = try SyncLatencyBenchmark(samples: options.latencySamples, mesh: liveMesh).run()
+        liveMesh.stop()
+        progress("idle mesh: A, B, C in process, anti-entropy every \(SyncMesh.idleIntervalMs) ms ...")
+        let idleMesh = try SyncMesh(
+            workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: options.pruning)
+        defer { idleMesh.stop() }
+        try idleMesh.waitUntilConnected()
+        let idle = try SyncIdleBenchmark(rounds: options.idleRounds, mesh: idleMesh).run()
+        idleMesh.stop()
 
         let report = SyncReport(
             command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),

@@ -8,9 +8,13 @@ import Synchronization
 /// Three in-process `GossipService`s A, B, C on 127.0.0.1, each with its
 /// own log (durability FULL) in one cluster: B dials A, C dials A and B.
 final class SyncMesh {
-    /// The anti-entropy interval of every node (the default is 1,000 ms):
-    /// short, so that the idle measurement sees many rounds in seconds.
-    static let antiEntropyIntervalMs: Milliseconds = 100
+    /// The anti-entropy interval of the live measurement: the default, as a
+    /// user runs it.
+    static let liveIntervalMs: Milliseconds = SyncNode.Configuration(hello: Hello(replicaID: "-", listenPort: 0))
+        .antiEntropyIntervalMs
+    /// The anti-entropy interval of the idle measurement: short, so that it
+    /// sees many rounds in seconds.
+    static let idleIntervalMs: Milliseconds = 100
 
     let names = ["A", "B", "C"]
     let services: [GossipService]
@@ -20,8 +24,12 @@ final class SyncMesh {
     private let workspace: Workspace
     private var stopped = false
 
+    /// Every node's anti-entropy interval.
+    let antiEntropyIntervalMs: Milliseconds
+
     /// - Parameter pruning: link pruning on every node (`SyncSession.Configuration.prunesLinks`).
-    init(workspace: Workspace, pruning: Bool = true) throws {
+    init(workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool = true) throws {
+        self.antiEntropyIntervalMs = antiEntropyIntervalMs
         self.workspace = workspace
         let key = ClusterKey.generate()
         var services: [GossipService] = []
@@ -34,7 +42,7 @@ final class SyncMesh {
             var configuration = GossipService.Configuration(replicaID: storage.replicaID)
             configuration.listenHost = "127.0.0.1"
             configuration.listenPort = 0
-            configuration.node.antiEntropyIntervalMs = SyncMesh.antiEntropyIntervalMs
+            configuration.node.antiEntropyIntervalMs = antiEntropyIntervalMs
             configuration.node.session.prunesLinks = pruning
             configuration.peers = ports.map { PeerAddress(host: "127.0.0.1", port: $0) }
             let service = try GossipService(
