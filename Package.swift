@@ -83,7 +83,7 @@ let package = Package(
             name: "PeerDaemon",
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "Lifecycle", "CMicroHTTPD", "DaemonClient",
-                "ConvergenceLab",
+                "ConvergenceLab", "CLinux",
             ]),
         .executableTarget(name: "PeerDemo", dependencies: ["ChildProcesses"]),
         .executableTarget(

@@ -7,6 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-swift build -c release --product peerd >/dev/null
-swift build -c release --product peerd-demo >/dev/null
-exec "$(swift build -c release --show-bin-path)/peerd-demo" "$@"
+swift build -c release --static-swift-stdlib --product peerd >/dev/null
+swift build -c release --static-swift-stdlib --product peerd-demo >/dev/null
+exec "$(swift build -c release --static-swift-stdlib --show-bin-path)/peerd-demo" "$@"

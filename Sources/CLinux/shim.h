@@ -1,3 +1,4 @@
+#include <malloc.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -89,4 +90,13 @@ static inline int peersync_forward_signal(int number, int pipe_write_end) {
 
 static inline int peersync_lower_thread_priority(int niceness) {
     return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), niceness);
+}
+
+/* The heap of a long-running daemon (docs/storage.md "Memory"): two malloc
+   arenas instead of eight per core, and blocks of 256 KiB or more (catch-up
+   pages, frames) mapped on their own, so that freeing them gives the memory
+   back instead of leaving holes in an arena. */
+static inline void peersync_tune_heap(void) {
+    mallopt(M_ARENA_MAX, 2);
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 }

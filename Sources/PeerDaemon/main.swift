@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Replica
 
@@ -28,6 +29,7 @@ func fail(_ message: String, code: Int32) -> Never {
     exit(code)
 }
 
+peersync_tune_heap()
 let words = Array(CommandLine.arguments.dropFirst())
 if words.isEmpty || words == ["--help"] || words == ["help"] {
     print(overview(), terminator: "")

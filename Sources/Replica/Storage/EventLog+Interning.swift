@@ -5,6 +5,15 @@
 struct InternedIDs {
     var feeds: [FeedID: Int64] = [:]
     var entities: [EntityKey: Int64] = [:]
+
+    /// Entity ids held at most; past it the cache starts afresh, so a log
+    /// of millions of entities keeps the same memory as one of thousands.
+    static let entityLimit = 32_768
+
+    mutating func intern(_ key: EntityKey, as id: Int64) {
+        if entities.count >= Self.entityLimit { entities.removeAll(keepingCapacity: true) }
+        entities[key] = id
+    }
 }
 
 /// An entity's identity: its type and id, compared by UTF-8 bytes as SQLite
@@ -54,7 +63,7 @@ extension EventLog {
                 .run([.text(key.type), .text(key.id)])
             id = db.lastInsertRowID
         }
-        if let id { interned.entities[key] = id }
+        if let id { interned.intern(key, as: id) }
         return id
     }
 

@@ -27,8 +27,10 @@ public struct SyncSession: Sendable {
         public var batchEvents = 5_000
         /// Most bytes (about) in one batch.
         public var batchBytes = 2 << 20
-        /// Most batches sent and not yet acknowledged.
-        public var window = 4
+        /// Most batches sent and not yet acknowledged: two keep the receiver
+        /// busy (one is stored while the next arrives) with half the memory
+        /// of four (docs/storage.md "Memory").
+        public var window = 2
         /// Push new events as they appear; when off, the peer gets only what
         /// we held when its last cursor arrived (pure anti-entropy: one hop
         /// per round).
