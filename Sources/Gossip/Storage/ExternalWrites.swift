@@ -59,9 +59,15 @@ final class ExternalWrites: Sendable {
             guard ready > 0, inotify >= 0, descriptors[1].revents != 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
             guard count > 0, Self.mentions(fileName, in: buffer[..<count]) else { continue }
-            // Let a burst of writes (one commit touches the WAL several times) finish first.
+            // Let a burst of writes (one commit touches the WAL several times)
+            // finish first, and under a stream of them (this process's own
+            // catch-up) wake once per `coalesceMs`, not once per write: wait
+            // that long (or for the stop), then take what came meanwhile.
+            var stop = [pollfd(fd: stopSignal, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&stop, 1, Self.coalesceMs)
+            guard running.load(ordering: .acquiring) else { return }
             var drain = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
-            while poll(&drain, 1, Self.coalesceMs) > 0 {
+            while poll(&drain, 1, 0) > 0 {
                 _ = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
             }
             changed()
