@@ -107,20 +107,12 @@ struct SyncBenchmark {
             times: options.catchUps
         ) { try sizeBenchmark.rawInsertRate(.primaryKeyOnly) }
 
-        progress("live mesh: A, B, C in process, anti-entropy every \(SyncMesh.liveIntervalMs) ms ...")
-        let liveMesh = try SyncMesh(
-            workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: options.pruning)
-        defer { liveMesh.stop() }
-        try liveMesh.waitUntilConnected()
-        let latency = try SyncLatencyBenchmark(samples: options.latencySamples, mesh: liveMesh).run()
-        liveMesh.stop()
-        progress("idle mesh: A, B, C in process, anti-entropy every \(SyncMesh.idleIntervalMs) ms ...")
-        let idleMesh = try SyncMesh(
-            workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: options.pruning)
-        defer { idleMesh.stop() }
-        try idleMesh.waitUntilConnected()
-        let idle = try SyncIdleBenchmark(rounds: options.idleRounds, mesh: idleMesh).run()
-        idleMesh.stop()
+        let latency = try SyncMesh.measuring(
+            "live", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: options.pruning
+        ) { try SyncLatencyBenchmark(samples: options.latencySamples, mesh: $0).run() }
+        let idle = try SyncMesh.measuring(
+            "idle", workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: options.pruning
+        ) { try SyncIdleBenchmark(rounds: options.idleRounds, mesh: $0).run() }
 
         let report = SyncReport(
             command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),

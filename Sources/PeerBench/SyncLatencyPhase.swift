@@ -66,6 +66,18 @@ final class SyncMesh {
 
     deinit { stop() }
 
+    /// `body` with a connected mesh, stopped after it.
+    static func measuring<T>(
+        _ what: String, workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool,
+        _ body: (SyncMesh) throws -> T
+    ) throws -> T {
+        progress("\(what) mesh: A, B, C in process, anti-entropy every \(antiEntropyIntervalMs) ms ...")
+        let mesh = try SyncMesh(workspace: workspace, antiEntropyIntervalMs: antiEntropyIntervalMs, pruning: pruning)
+        defer { mesh.stop() }
+        try mesh.waitUntilConnected()
+        return try body(mesh)
+    }
+
     /// Waits until every node has both other nodes identified on a connection.
     func waitUntilConnected() throws {
         try waitUntil("the mesh to connect", seconds: 20) {

@@ -21,16 +21,21 @@ import Testing
         }
     }
 
+    /// Two events of one item, committed on A in one append.
+    private func appendTwo(on mesh: NodeMesh) throws -> [StoredEvent] {
+        try mesh["a"].log.append([
+            NewEvent(item: "i1", .created(name: "Bolts", quantity: 5)),
+            NewEvent(item: "i1", .quantityChanged(quantity: 7)),
+        ])
+    }
+
     private func reads(_ effects: [SyncNode.Effect]) -> Int {
         effects.filter { if case .read = $0 { return true } else { return false } }.count
     }
 
     @Test func committedEventsArePushedWithoutARead() throws {
         let mesh = try connectedPair()
-        let stored = try mesh["a"].log.append([
-            NewEvent(item: "i1", .created(name: "Bolts", quantity: 5)),
-            NewEvent(item: "i1", .quantityChanged(quantity: 7)),
-        ])
+        let stored = try appendTwo(on: mesh)
         let cursor = try mesh["a"].log.cursor()
         let effects = mesh["a"].node.localChanged(cursor: cursor, committed: stored.map(\.event), now: mesh.now)
         #expect(reads(effects) == 0)
@@ -53,10 +58,7 @@ import Testing
         let mesh = try connectedPair()
         // Two events committed, but the node hears only of the second: the
         // peer lacks both, so the push needs the first from the log.
-        let stored = try mesh["a"].log.append([
-            NewEvent(item: "i1", .created(name: "Bolts", quantity: 5)),
-            NewEvent(item: "i1", .quantityChanged(quantity: 7)),
-        ])
+        let stored = try appendTwo(on: mesh)
         let cursor = try mesh["a"].log.cursor()
         let effects = mesh["a"].node.localChanged(cursor: cursor, committed: [stored[1].event], now: mesh.now)
         #expect(reads(effects) == 1)
