@@ -50,8 +50,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         /// Events the commit stored.
         public var storedCount: Int
         /// The events the commit stored, in arrival order: for an ingest,
-        /// and for a local commit of at most `committedEventsRead` events
-        /// (else empty).
+        /// and for a local commit of at most
+        /// `EventLog.storedByLastWriteLimit` events (else empty).
         public var stored: [StoredEvent] = []
     }
 
@@ -75,10 +75,6 @@ public final class StorageExecutor: Service, @unchecked Sendable {
 
     /// Reads of at most this many events go to the live lane.
     static let liveReadEvents = 512
-    /// A local commit of at most this many events tells its observers the
-    /// events themselves (read back on the writer), so the sync node pushes
-    /// them without a read of its own.
-    static let committedEventsRead = 32
     /// Stores of at least this many events are a catch-up: they run at a
     /// lower CPU priority (`CatchUpWorker`), still in the writer's order.
     static let catchUpStoreEvents = 1_000
@@ -262,17 +258,10 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
         guard cursor != cursorAfterLastCommit else { return }
         let stored = Int(clamping: cursorAfterLastCommit.missingCount(from: cursor))
-        let events = stored <= Self.committedEventsRead ? committedEvents(from: cursorAfterLastCommit, to: cursor) : []
+        // What the log says this write stored, when that is all the cursor moved by.
+        let events = log.storedByLastWrite.flatMap { $0.count == stored ? $0 : nil } ?? []
         cursorAfterLastCommit = cursor
         notify(Change(origin: origin, cursor: cursor, storedCount: stored, stored: events))
-    }
-
-    /// The events between two cursors, in arrival order; none if they cannot be read.
-    private func committedEvents(from old: VectorCursor, to new: VectorCursor) -> [StoredEvent] {
-        let events = try? old.missing(from: new).flatMap { feed, seqs in
-            try log.events(in: feed, seqs: seqs, limit: Self.committedEventsRead)
-        }
-        return (events ?? []).sorted { $0.offset < $1.offset }
     }
 
     /// Another process may have committed: `data_version` tells.

@@ -181,8 +181,12 @@ extension EventLog {
         if SessionEvent.mayBe(event.payload), SessionEvent.parse(event.payload) != nil {
             try db.cached("UPDATE entities SET claimed = 1 WHERE id = ?").run([.int(entityRow)])
         }
+        let stored = StoredEvent(event: event, offset: offset, arrivalTimeMs: arrivalMs)
+        if let count = storedInWrite?.count {
+            if count < EventLog.storedByLastWriteLimit { storedInWrite!.append(stored) } else { storedInWrite = nil }
+        }
         return InsertedEvent(
-            stored: StoredEvent(event: event, offset: offset, arrivalTimeMs: arrivalMs), entityRow: entityRow,
+            stored: stored, entityRow: entityRow,
             startsChain: previous == nil)
     }
 

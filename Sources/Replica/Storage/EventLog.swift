@@ -87,6 +87,9 @@ public final class EventLog {
     /// Inside a write transaction: the local offset the next stored event
     /// takes; nil until the transaction stores one (`takeOffset()`).
     var nextOffset: Int64?
+    /// The events the last write transaction stored, while there are at most
+    /// `storedByLastWriteLimit` of them; nil past that (see `storedByLastWrite`).
+    var storedInWrite: [StoredEvent]? = []
     /// The blocks read last (`ReadBlockCache`).
     var keptBlocks = ReadBlockCache()
     /// Transactions open now: a read inside one joins it instead of beginning its own.
@@ -201,12 +204,22 @@ public final class EventLog {
         }
     }
 
+    /// Events of one write this log keeps for `storedByLastWrite`.
+    public static let storedByLastWriteLimit = 32
+
+    /// The events the last write transaction on this connection stored, in
+    /// the order it stored them, when it stored at most
+    /// `storedByLastWriteLimit`; nil when it stored more. A writer that
+    /// tells others what it committed needs no read for a few events.
+    public var storedByLastWrite: [StoredEvent]? { storedInWrite }
+
     /// A write transaction; the interning caches, the rows kept, the
     /// pending fold and the decoded block are dropped when it fails, since
     /// they may name rows that were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
         keptStateHash = nil
         nextOffset = nil
+        if transactionDepth == 0 { storedInWrite = [] }
         transactionDepth += 1
         defer {
             transactionDepth -= 1
@@ -217,6 +230,7 @@ public final class EventLog {
                 return try db.writeTransaction(body)
             } catch {
                 interned = InternedIDs()
+                storedInWrite = []
                 writtenRows = WrittenRows()
                 pending = nil
                 keptBlocks = ReadBlockCache()
