@@ -37,24 +37,37 @@ import Testing
         #expect(directives.isEmpty)
     }
 
-    @Test func theWindowBoundsBatchesInFlightUntilAcksArrive() {
+    @Test func theWindowBoundsBatchesInFlightUntilAcksArriveAndOnePageWaitsReadAhead() {
         var (session, _) = syncing(local: [feed: 10], peer: [:]) {
             $0.window = 2; $0.batchEvents = 3
         }
+        let log = events(1...10)
+        func page(_ seqs: ClosedRange<UInt64>) -> [Event] {
+            Array(log[Int(seqs.lowerBound - 1)..<Int(seqs.upperBound)])
+        }
         var sent: [EventBatch] = []
-        var next = session.eventsRead(events(1...3))
+        var reads: [ClosedRange<UInt64>] = []
+        var next = session.eventsRead(page(1...3))
         while true {
             for case .send(.events(let batch)) in next { sent.append(batch) }
             guard case .readEvents(let ranges, _, _)? = next.last else { break }
+            reads.append(ranges[0].seqs)
             let start = ranges[0].seqs.lowerBound
-            next = session.eventsRead(events(start...min(start + 2, 10)))
+            next = session.eventsRead(page(start...min(start + 2, 10)))
         }
+        // Two batches out; the third page (7...9) was read and waits for an ack.
         #expect(sent.map(\.batchID) == [1, 2])
+        #expect(reads == [4...10, 7...10])
         let afterAck = session.receive(.ack(batchID: 1, heads: [feed: 3]))
         #expect(
             afterAck == [
-                .readEvents(ranges: [FeedRange(feed: feed, seqs: 7...10)], maxEvents: 3, maxBytes: defaults.batchBytes)
+                .send(.events(EventBatch(batchID: 3, events: page(7...9)))),
+                .readEvents(
+                    ranges: [FeedRange(feed: feed, seqs: 10...10)], maxEvents: 3, maxBytes: defaults.batchBytes),
             ])
+        #expect(session.eventsRead(page(10...10)).isEmpty)  // the window is full again: held
+        let afterSecondAck = session.receive(.ack(batchID: 2, heads: [feed: 6]))
+        #expect(afterSecondAck == [.send(.events(EventBatch(batchID: 4, events: page(10...10))))])
     }
 
     @Test func aNewLocalEventIsPushedAtOnce() {

@@ -32,6 +32,9 @@ extension SyncSession {
         /// not prune them here.
         var grafted: Set<String> = []
         var readPending = false
+        /// A page read while the window was full, to go as the next batch
+        /// the moment an ack opens it (so the link does not wait for a read).
+        var heldPage: [Event]?
         var unacknowledged = 0
         var nextBatchID: UInt64 = 1
         var receivedBatchIDs: UInt64 = 0
@@ -55,7 +58,7 @@ extension SyncSession {
                 peerHeads[feed] = head
                 if head > sentHeads[feed] {
                     sentHeads[feed] = head
-                } else if head < sentHeads[feed], unacknowledged == 0, rewoundAt[feed] != head {
+                } else if head < sentHeads[feed], unacknowledged == 0, heldPage == nil, rewoundAt[feed] != head {
                     // Sent and acknowledged, yet not held: send again, once per position.
                     rewoundAt[feed] = head
                     sentHeads[feed] = head
@@ -90,15 +93,26 @@ extension SyncSession {
                 fresh.append(event)
             }
             guard !fresh.isEmpty else { return pump(localCursor: localCursor, configuration: configuration) }
-            let batch = EventBatch(batchID: nextBatchID, events: fresh)
-            nextBatchID += 1
-            unacknowledged += 1
-            return [.send(.events(batch))] + pump(localCursor: localCursor, configuration: configuration)
+            heldPage = fresh
+            return sendHeldPage(configuration: configuration)
+                + pump(localCursor: localCursor, configuration: configuration)
         }
 
-        /// Asks for the next batch when the window allows and the peer lacks something.
+        /// The page read ahead goes as the next batch, if the window has room.
+        mutating func sendHeldPage(configuration: Configuration) -> [Directive] {
+            guard let page = heldPage, unacknowledged < configuration.window else { return [] }
+            heldPage = nil
+            let batch = EventBatch(batchID: nextBatchID, events: page)
+            nextBatchID += 1
+            unacknowledged += 1
+            return [.send(.events(batch))]
+        }
+
+        /// Asks for the next batch when the peer lacks something and the
+        /// window has room, or is full with no page read ahead yet (that
+        /// one waits in `heldPage` for the next ack).
         mutating func pump(localCursor: VectorCursor, configuration: Configuration) -> [Directive] {
-            guard !readPending, unacknowledged < configuration.window else { return [] }
+            guard !readPending, heldPage == nil, unacknowledged <= configuration.window else { return [] }
             var ranges: [FeedRange] = []
             for (feed, head) in localCursor.heads {
                 let limit =

@@ -210,7 +210,8 @@ public struct SyncSession: Sendable {
             defer { state = .syncing(syncing) }
             syncing.unacknowledged -= 1
             syncing.raisePeerHeads(heads)
-            return syncing.pump(localCursor: localCursor, configuration: configuration)
+            return syncing.sendHeldPage(configuration: configuration)
+                + syncing.pump(localCursor: localCursor, configuration: configuration)
         case (.syncing(var syncing), .prune(let origins)):
             // Our own events always go at once; without pruning, as before it existed.
             guard configuration.prunesLinks else { return [] }
