@@ -30,7 +30,7 @@ struct SessionScenarioTests {
     @Test("with claims in the workload seeds converge, and every replica shows the same holders and dropped tails")
     func claimsConverge() throws {
         var totals = SimulationStatistics()
-        for seed in UInt64(31)...36 {
+        for seed in UInt64(31)...42 {
             let scenario = SessionScenarioTests.scenario(seed: seed)
             let simulation = try Simulation(scenario: scenario)
             let report = try simulation.run()
