@@ -110,6 +110,10 @@ struct SyncBenchmark {
         let latency = try SyncMesh.measuring(
             "live", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: options.pruning
         ) { try SyncLatencyBenchmark(samples: options.latencySamples, mesh: $0).run() }
+        let latencyWithoutFsync = try SyncMesh.measuring(
+            "live without fsync", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs,
+            pruning: options.pruning, durability: .normal
+        ) { try SyncLatencyBenchmark(samples: options.latencySamples, mesh: $0).run() }
         let idle = try SyncMesh.measuring(
             "idle", workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: options.pruning
         ) { try SyncIdleBenchmark(rounds: options.idleRounds, mesh: $0).run() }
@@ -117,7 +121,8 @@ struct SyncBenchmark {
         let report = SyncReport(
             command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             loopback: loopback, pingPong: pingPong, rawIngest: series.median.raw, rawCommit: rawCommit,
-            catchUp: series.median.catchUp, catchUpPairs: series.pairs, latency: latency, idle: idle)
+            catchUp: series.median.catchUp, catchUpPairs: series.pairs, latency: latency,
+            latencyWithoutFsync: latencyWithoutFsync, idle: idle)
         print(report.markdown)
     }
 }

@@ -27,8 +27,14 @@ final class SyncMesh {
     /// Every node's anti-entropy interval.
     let antiEntropyIntervalMs: Milliseconds
 
-    /// - Parameter pruning: link pruning on every node (`SyncSession.Configuration.prunesLinks`).
-    init(workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool = true) throws {
+    /// - Parameters:
+    ///   - pruning: link pruning on every node (`SyncSession.Configuration.prunesLinks`).
+    ///   - durability: every node's commits; `.normal` (no fsync) leaves the
+    ///     CPU and the thread hops of the path, a diagnostic beside `.full`.
+    init(
+        workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool = true,
+        durability: EventLog.Options.Durability = .full
+    ) throws {
         self.antiEntropyIntervalMs = antiEntropyIntervalMs
         self.workspace = workspace
         let key = ClusterKey.generate()
@@ -38,7 +44,9 @@ final class SyncMesh {
         for name in names {
             let path = workspace.freshDatabase("sync-mesh-\(name).db")
             _ = try EventLog.create(at: path, replicaID: "bench-\(name.lowercased())")
-            let storage = try StorageExecutor(path: path)
+            var options = EventLog.Options()
+            options.durability = durability
+            let storage = try StorageExecutor(path: path, options: options)
             var configuration = GossipService.Configuration(replicaID: storage.replicaID)
             configuration.listenHost = "127.0.0.1"
             configuration.listenPort = 0
@@ -69,10 +77,14 @@ final class SyncMesh {
     /// `body` with a connected mesh, stopped after it.
     static func measuring<T>(
         _ what: String, workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool,
-        _ body: (SyncMesh) throws -> T
+        durability: EventLog.Options.Durability = .full, _ body: (SyncMesh) throws -> T
     ) throws -> T {
-        progress("\(what) mesh: A, B, C in process, anti-entropy every \(antiEntropyIntervalMs) ms ...")
-        let mesh = try SyncMesh(workspace: workspace, antiEntropyIntervalMs: antiEntropyIntervalMs, pruning: pruning)
+        progress(
+            "\(what) mesh: A, B, C in process, anti-entropy every \(antiEntropyIntervalMs) ms, "
+                + "synchronous=\(durability.rawValue) ...")
+        let mesh = try SyncMesh(
+            workspace: workspace, antiEntropyIntervalMs: antiEntropyIntervalMs, pruning: pruning,
+            durability: durability)
         defer { mesh.stop() }
         try mesh.waitUntilConnected()
         return try body(mesh)
