@@ -38,6 +38,16 @@ if words.isEmpty || words == ["--help"] || words == ["help"] {
 // The longest command path that prefixes the words selects the command.
 let match = commands.filter { Array(words.prefix($0.path.count)) == $0.path }.max { $0.path.count < $1.path.count }
 guard let command = match else {
+    let group = commands.filter { $0.path.count > 1 && $0.path.first == words[0] }
+    // `peerd item --help` (or `peerd item` with no command, options only): the group's commands.
+    if !group.isEmpty, words.count == 1 || words[1].hasPrefix("-") {
+        var text = "usage: peerd \(words[0]) COMMAND [ARGS] [--data DIR]\n\nCommands:\n"
+        for command in group { text += "  \(command.usage)\n" }
+        text += "\nRun `peerd \(words[0]) COMMAND --help` for one command's help.\n"
+        if !words.contains("--help") { fail("\"\(words[0])\" needs a command\n\(text)", code: 2) }
+        print(text, terminator: "")
+        exit(0)
+    }
     let known = commands.contains { $0.path.first == words[0] }
     fail(
         known
@@ -49,13 +59,18 @@ if rest.contains("--help") {
     print(command.help, terminator: "")
     exit(0)
 }
+var given = Arguments()
+var configFile: ConfigFile?
 do {
-    let given = try Arguments.parse(rest, flags: command.flags, options: command.acceptedOptions)
+    given = try Arguments.parse(rest, flags: command.flags, options: command.acceptedOptions)
     let directory = DataDirectory(option: given.options["data"])
     // A config file's settings, under what the command line gives, before the command starts.
-    let arguments = try ConfigFile.apply(to: given, of: command, directory: directory)
-    try await command.run(arguments, directory)
+    let configured = try ConfigFile.apply(to: given, of: command, directory: directory)
+    configFile = configured.file
+    try await command.run(configured.arguments, directory)
 } catch let error as UsageError {
+    // A wrong value from the config file: one line naming the file and line, as for its other mistakes.
+    if let blamed = configFile?.blame(error, commandLine: given) { fail("\(blamed)", code: 2) }
     fail("\(error)\n\(command.help)", code: 2)
 } catch let error as ConfigError {
     fail("\(error)", code: 2)

@@ -65,6 +65,51 @@ struct CLITests {
         #expect(try ok(["events", "--json"], "a").split(separator: "\n").count == 1)
     }
 
+    @Test("export refuses a directory and the replica's own files, and replaces a file it may")
+    func exportTargets() throws {
+        try ok(["init"], "a")
+        try ok(["item", "create", "Bolts", "5"], "a")
+        let database = temp.path("a/replica.db")
+        let databaseBefore = try Data(contentsOf: URL(fileURLWithPath: database))
+        for (target, says) in [
+            (temp.path("a"), "it is a directory"), (database, "it is a file of the replica"),
+            (temp.path("a/cluster.key"), "it is a file of the replica"),
+        ] {
+            let refused = try Executables.peerd(["export", target], data: temp.url("a"))
+            #expect(refused.status == 1, "export to \(target): \(refused.stderr)")
+            #expect(refused.stderr.contains("refusing to export to \(target): \(says)"), "\(refused.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == databaseBefore)
+        #expect(try ok(["items"], "a").contains("Bolts"))
+        // An existing regular file is replaced whole; no temporary file stays behind.
+        let file = temp.path("old.ndjson")
+        try "stale\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try ok(["export", file], "a")
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("\"Bolts\""))
+        #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
+    }
+
+    @Test("import of a directory is refused with a clear error and stores nothing")
+    func importRefusesDirectory() throws {
+        try ok(["init"], "a")
+        try FileManager.default.createDirectory(atPath: temp.path("d"), withIntermediateDirectories: true)
+        let refused = try Executables.peerd(["import", temp.path("d")], data: temp.url("a"))
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("cannot import \(temp.path("d")): it is a directory"), "\(refused.stderr)")
+        #expect(try ok(["events", "--json"], "a").isEmpty)
+    }
+
+    @Test("--help after a command group lists its commands; the bare group is a usage error")
+    func groupHelp() throws {
+        let help = try Executables.peerd(["item", "--help"], data: temp.url("a"))
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdout.contains("item create NAME QTY") && help.stdout.contains("item undo ID"), "\(help.stdout)")
+        let bare = try Executables.peerd(["thin-client"], data: temp.url("a"))
+        #expect(bare.status == 2)
+        #expect(bare.stderr.contains("\"thin-client\" needs a command") && bare.stderr.contains("thin-client add"))
+    }
+
     @Test("export and import move events both ways and the replicas converge, deletion winning")
     func exportImportConverges() throws {
         try ok(["init"], "a")

@@ -124,6 +124,12 @@ struct ConfigFileTests {
             BadFile(
                 text: "listen = 127.0.0.1:0\npeer = 127.0.0.1:1\npeer = 127.0.0.1:2\nlisten = 127.0.0.1:5\n", line: 4,
                 message: "\"listen\" is already set on line 1"),
+            // Values wrong in the file's own keys are named by line too, not printed as a usage error.
+            BadFile(text: "no-mdns = true\nlisten = garbage\n", line: 2, message: "--listen needs HOST:PORT"),
+            BadFile(
+                text: "peer = 127.0.0.1:1\npeer = nowhere\n", line: 2,
+                message: "--peer needs HOST:PORT, not \"nowhere\""),
+            BadFile(text: "double-tap-ms = soon\n", line: 1, message: "--double-tap-ms must be a whole number"),
         ])
     func badFileIsRefused(_ bad: BadFile) throws {
         try ok(["init"], "a")

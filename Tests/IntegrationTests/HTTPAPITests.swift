@@ -257,6 +257,15 @@ struct HTTPAPITests {
         #expect(one.status == 0 && one.stdout == two.stdout, "\(one.stderr)")
         #expect(try eventCount(api) == 3)
         #expect(try api.request("GET", "/metrics").text.contains("peersync_events_appended_total 3\n"))
+
+        // Refused through the daemon, an edit of a deleted item gets the CLI's hint, not the API route's.
+        let nuts = try #require(try JSONValue.parse(one.stdout)["entity_id"]?.stringValue)
+        #expect(try Executables.peerd(["item", "delete", nuts], data: temp.url("a")).status == 0)
+        let refused = try Executables.peerd(["item", "rename", nuts, "Washers"], data: temp.url("a"))
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr.contains("item \(nuts) is deleted; `peerd item undo \(nuts)` restores it"),
+            "\(refused.stderr)")
     }
 
     @Test("identical writes within the double-tap window store one event; --double-tap-ms 0 turns it off")

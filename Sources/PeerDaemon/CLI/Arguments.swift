@@ -84,7 +84,16 @@ struct Arguments: Sendable {
 /// A mistake on the command line: printed with a hint to `--help`; exit code 2.
 struct UsageError: Error, CustomStringConvertible {
     let description: String
-    init(_ message: String) { description = message }
+    /// The option whose value is wrong, and that value, when one is at
+    /// fault: set in a config file, the error names the file's line.
+    let option: String?
+    let value: String?
+
+    init(_ message: String, option: String? = nil, value: String? = nil) {
+        description = message
+        self.option = option
+        self.value = value
+    }
 }
 
 /// A failure the user must act on: printed as one line; exit code 1.

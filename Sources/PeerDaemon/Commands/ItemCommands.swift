@@ -31,7 +31,7 @@ enum ItemCommands {
             .quantityChanged(quantity: try quantity($0))
         },
         Command(
-            path: ["item", "note"], usage: "item note ID (TEXT | --clear) [--json]",
+            path: ["item", "note"], usage: "item note ID (TEXT | --clear) [--json] [--idempotency-key KEY]",
             summary: "Sets an item's note, or clears it with --clear.",
             flags: ["json", "clear"], options: ["idempotency-key"]
         ) { arguments, directory in
@@ -40,13 +40,14 @@ enum ItemCommands {
             try appendEdit(.noteChanged(note: words.count == 2 ? words[1] : nil), to: words[0], arguments, directory)
         },
         Command(
-            path: ["item", "delete"], usage: "item delete ID [--json]", summary: "Deletes an item; deletion wins.",
+            path: ["item", "delete"], usage: "item delete ID [--json] [--idempotency-key KEY]",
+            summary: "Deletes an item; deletion wins.",
             flags: ["json"], options: ["idempotency-key"]
         ) { arguments, directory in
             try appendEdit(.deleted, to: try arguments.positional("ID")[0], arguments, directory)
         },
         Command(
-            path: ["item", "undo"], usage: "item undo ID [--json]",
+            path: ["item", "undo"], usage: "item undo ID [--json] [--idempotency-key KEY]",
             summary: "Undoes the item's latest event that is not undone yet (at most 10 in a row).",
             flags: ["json"], options: ["idempotency-key"]
         ) { arguments, directory in

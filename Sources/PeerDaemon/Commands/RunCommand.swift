@@ -11,7 +11,7 @@ enum RunCommand {
         usage: """
             run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL] \
             [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N] [--relay] \
-            [--topology auto|mesh|hub] [--relay-fallback-ms N] [--clock-offset-ms N]
+            [--topology auto|mesh|hub] [--relay-fallback-ms N] [--clock-offset-ms N] [--config FILE]
             """,
         summary: """
             Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
@@ -50,7 +50,9 @@ enum RunCommand {
         settings.mdns = !arguments.has("no-mdns")
         let levelName = arguments.options["log-level"] ?? "info"
         guard let level = LogRecord.Level(rawValue: levelName) else {
-            throw UsageError("--log-level must be debug, info, warning or error, not \"\(levelName)\"")
+            throw UsageError(
+                "--log-level must be debug, info, warning or error, not \"\(levelName)\"", option: "log-level",
+                value: levelName)
         }
         settings.logLevel = level
         let http = arguments.options["http"] ?? "127.0.0.1:4000"
@@ -59,30 +61,37 @@ enum RunCommand {
         if let http = settings.http, !isLoopback(http.host), settings.tokenFile == nil {
             throw UsageError(
                 "--http \(http) is reachable from other machines: give --http-token-file FILE (a bearer token), "
-                    + "or bind 127.0.0.1")
+                    + "or bind 127.0.0.1", option: "http")
         }
         if let text = arguments.options["double-tap-ms"] {
             guard let window = Int64(text), window >= 0 else {
-                throw UsageError("--double-tap-ms must be a whole number of 0 or more, not \"\(text)\"")
+                throw UsageError(
+                    "--double-tap-ms must be a whole number of 0 or more, not \"\(text)\"", option: "double-tap-ms",
+                    value: text)
             }
             settings.doubleTapWindowMs = window
         }
         settings.relay = arguments.has("relay")
         if let text = arguments.options["topology"] {
             guard let mode = TopologyMode(rawValue: text) else {
-                throw UsageError("--topology must be auto, mesh or hub, not \"\(text)\"")
+                throw UsageError(
+                    "--topology must be auto, mesh or hub, not \"\(text)\"", option: "topology", value: text)
             }
             settings.topology = mode
         }
         if let text = arguments.options["relay-fallback-ms"] {
             guard let fallback = Int64(text), fallback >= 0 else {
-                throw UsageError("--relay-fallback-ms must be a whole number of 0 or more, not \"\(text)\"")
+                throw UsageError(
+                    "--relay-fallback-ms must be a whole number of 0 or more, not \"\(text)\"",
+                    option: "relay-fallback-ms", value: text)
             }
             settings.relayFallbackMs = fallback
         }
         if let text = arguments.options["clock-offset-ms"] {
             guard let offset = Int64(text) else {
-                throw UsageError("--clock-offset-ms must be a whole number of milliseconds, not \"\(text)\"")
+                throw UsageError(
+                    "--clock-offset-ms must be a whole number of milliseconds, not \"\(text)\"",
+                    option: "clock-offset-ms", value: text)
             }
             settings.clockOffsetMs = offset
         }
@@ -95,7 +104,9 @@ enum RunCommand {
 
     private static func address(_ text: String, option: String) throws -> PeerAddress {
         guard let address = PeerAddress(text) else {
-            throw UsageError("--\(option) needs HOST:PORT\(option == "http" ? " or off" : ""), not \"\(text)\"")
+            throw UsageError(
+                "--\(option) needs HOST:PORT\(option == "http" ? " or off" : ""), not \"\(text)\"", option: option,
+                value: text)
         }
         return address
     }

@@ -12,6 +12,7 @@ enum TransferCommands {
             guard arguments.positional.count <= 1 else { throw UsageError("export takes at most one FILE") }
             let log = try directory.openLog()
             if let file = arguments.positional.first {
+                try ExportTarget.check(file, dataDirectory: directory.path)
                 let count = try exportToFile(log, path: file)
                 FileHandle.standardError.write(Data("exported \(count) events to \(file)\n".utf8))
             } else {
@@ -49,8 +50,13 @@ enum TransferCommands {
             }
             try handle.synchronize()
             try handle.close()
-            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-            try FileManager.default.moveItem(atPath: temporary, toPath: path)
+            // rename(2) replaces a file under `path` in one step: there is never no file, nor half of one.
+            guard rename(temporary, path) == 0 else {
+                throw CommandError("cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+            }
+        } catch let error as CommandError {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
         } catch {
             try? handle.close()
             try? FileManager.default.removeItem(atPath: temporary)
@@ -67,6 +73,7 @@ enum TransferCommands {
     static let importBatchSize = 10_000
 
     private static func importFile(_ path: String, into log: EventLog) throws {
+        try ExportTarget.requireRegularFile(path, reading: true)
         // Pass 1: every line must parse, so nothing is applied from a bad file.
         // Nothing is kept, so memory does not grow with the file.
         let lines = try checkEveryLine(of: path)

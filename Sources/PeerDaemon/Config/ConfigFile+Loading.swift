@@ -31,8 +31,19 @@ extension ConfigFile {
     /// what the command line gives wins (see ``Arguments/over(_:)``).
     static func apply(
         to arguments: Arguments, of command: Command, directory: DataDirectory
-    ) throws(ConfigError) -> Arguments {
-        guard command.acceptsConfig, let file = try load(arguments, directory: directory) else { return arguments }
-        return arguments.over(try file.arguments(for: command))
+    ) throws(ConfigError) -> (arguments: Arguments, file: ConfigFile?) {
+        guard command.acceptsConfig, let file = try load(arguments, directory: directory) else {
+            return (arguments, nil)
+        }
+        return (arguments.over(try file.arguments(for: command)), file)
+    }
+
+    /// `error` as the line of this file that set the wrong value, when the
+    /// value came from the file (the command line did not give the option).
+    func blame(_ error: UsageError, commandLine: Arguments) -> ConfigError? {
+        guard let option = error.option, commandLine.options[option] == nil, commandLine.repeated[option] == nil,
+            let entry = entries.first(where: { $0.key == option && (error.value == nil || $0.value == error.value) })
+        else { return nil }
+        return ConfigError(path: path, line: entry.line, error.description)
     }
 }
