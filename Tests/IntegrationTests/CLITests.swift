@@ -100,6 +100,18 @@ struct CLITests {
         #expect(try ok(["events", "--json"], "a").isEmpty)
     }
 
+    @Test("run, check and thin-client on a directory with no replica say to run init, and create nothing")
+    func noReplicaHint() throws {
+        for arguments in [["run", "--no-mdns", "--http", "off"], ["check"], ["thin-client", "list"]] {
+            let result = try Executables.peerd(arguments, data: temp.url("none"))
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(
+                result.stderr.contains("no replica in \(temp.path("none")); run `peerd init --data"),
+                "\(arguments): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: temp.path("none")))
+    }
+
     @Test("--help after a command group lists its commands; the bare group is a usage error")
     func groupHelp() throws {
         let help = try Executables.peerd(["item", "--help"], data: temp.url("a"))

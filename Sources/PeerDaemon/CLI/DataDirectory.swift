@@ -37,14 +37,19 @@ struct DataDirectory: Sendable {
     /// Runs `open` with a hint when the directory holds no replica, and in
     /// a person's words when the disk is full.
     private func opening<T>(_ open: () throws -> T) throws -> T {
-        guard FileManager.default.fileExists(atPath: databasePath) else {
-            throw CommandError("no replica in \(path); run `peerd init --data \(path)` first")
-        }
+        try requireReplica()
         do {
             return try open()
         } catch let error as EventLogError where error.storageFault?.kind == .diskFull {
             // Opening writes SQLite's -wal and -shm files when they are missing.
             throw CommandError("cannot open \(databasePath): the disk is full; free some space and start again")
+        }
+    }
+
+    /// Throws, with the hint to run `peerd init`, when DIR holds no replica.
+    func requireReplica() throws {
+        guard FileManager.default.fileExists(atPath: databasePath) else {
+            throw CommandError("no replica in \(path); run `peerd init --data \(path)` first")
         }
     }
 

@@ -18,9 +18,7 @@ enum CheckCommand {
     ) { arguments, directory in
         _ = try arguments.positional()
         let path = directory.databasePath
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw CommandError("no replica in \(directory.path); run `peerd init --data \(directory.path)` first")
-        }
+        try directory.requireReplica()
         let report: IntegrityReport
         do {
             var options = EventLog.Options()

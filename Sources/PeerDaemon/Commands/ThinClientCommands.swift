@@ -34,7 +34,7 @@ enum ThinClientCommands {
             summary: "Lists the thin clients that have a device token, one name a line."
         ) { arguments, directory in
             _ = try arguments.positional()
-            try requireReplica(directory)
+            try directory.requireReplica()
             for device in try DeviceTokens.read(from: DeviceTokens.path(in: directory.path)).devices {
                 print(device.name)
             }
@@ -57,7 +57,7 @@ enum ThinClientCommands {
     private static func changeTokens<T>(in directory: DataDirectory, _ change: (inout DeviceTokens) throws -> T)
         throws -> T
     {
-        try requireReplica(directory)
+        try directory.requireReplica()
         let path = DeviceTokens.path(in: directory.path)
         let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lock >= 0 else { throw CommandError("cannot open \(path).lock: \(String(cString: strerror(errno)))") }
@@ -71,11 +71,5 @@ enum ThinClientCommands {
         let result = try change(&tokens)
         try tokens.write(to: path)
         return result
-    }
-
-    private static func requireReplica(_ directory: DataDirectory) throws {
-        guard FileManager.default.fileExists(atPath: directory.databasePath) else {
-            throw CommandError("no replica in \(directory.path); run `peerd init --data \(directory.path)` first")
-        }
     }
 }

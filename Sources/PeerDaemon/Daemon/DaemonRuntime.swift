@@ -40,6 +40,7 @@ enum DaemonRuntime {
         // First of all, so that a SIGTERM during startup is not lost: it
         // waits in the sequence until the group listens.
         let signals = UnixSignals([SIGTERM, SIGINT])
+        try directory.requireReplica()
         let lock = try DaemonLock.acquire(directory)
         let clusterKey = try directory.readClusterKey()
         let token = try settings.tokenFile.map { try TokenFile.read($0) }
