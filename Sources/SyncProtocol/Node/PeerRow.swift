@@ -65,8 +65,10 @@ extension SyncNode {
                 fill(&row, connection: viaOther!)
             case .dialing:
                 row.state = .dialing
-            case .waiting:
+            case .waiting where manager.isDialable(target):
                 row.nextDialInMs = max(0, target.nextDialAt - now)
+            case .waiting:
+                break  // Not dialed in this topology (a replica's address in the hub): no redial to show.
             case .retired:
                 row.state = .retired
             }

@@ -303,7 +303,12 @@ public struct SyncNode: Sendable {
             emit(LogRecord(.info, "every relay is gone", [("fallback_in_ms", "\(fallbackAt - since)")]))
         case .mesh, .hub:
             guard previous != nil || state == .hub else { return }
-            emit(LogRecord(.info, "topology changed", [("topology", state.topology.rawValue)]))
+            if previous?.topology == state.topology {
+                // Back from relayLost in time: the node never left the hub.
+                emit(LogRecord(.info, "a relay is back", [("topology", state.topology.rawValue)]))
+            } else {
+                emit(LogRecord(.info, "topology changed", [("topology", state.topology.rawValue)]))
+            }
         }
     }
 

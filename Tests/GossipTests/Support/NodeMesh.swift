@@ -51,6 +51,8 @@ final class NodeMesh {
     /// Per node, every message it sent, in order.
     private(set) var sent: [String: [Message]] = [:]
     private var links: [(String, String)] = []
+    /// Connections closed (by `disconnect` or a node's `.close`).
+    private var closed: Set<ConnectionID> = []
     private var queue: [Delivery] = []
     var now: Milliseconds = 0
     var msPerMessage: Milliseconds = 0
@@ -103,6 +105,14 @@ final class NodeMesh {
         deliverAll()
     }
 
+    /// Closes the newest connection between `dialer` and `acceptor` at both
+    /// ends; what was still on its way is lost with it.
+    func disconnect(_ dialer: String, _ acceptor: String) {
+        guard let index = links.lastIndex(where: { $0 == (dialer, acceptor) }) else { return }
+        close(ConnectionID(index + 1))
+        deliverAll()
+    }
+
     /// Every node's timer at `now`, then every delivery that follows.
     func tick() {
         let now = now
@@ -145,10 +155,33 @@ final class NodeMesh {
     }
 
     private func enqueue(_ effects: [SyncNode.Effect], from name: String) {
-        for case .send(let id, let message) in effects {
-            sent[name, default: []].append(message)
-            let (dialer, acceptor) = links[Int(id) - 1]
-            queue.append(Delivery(to: name == dialer ? acceptor : dialer, connection: id, message: message))
+        for effect in effects {
+            switch effect {
+            case .send(let id, let message):
+                sent[name, default: []].append(message)
+                let (dialer, acceptor) = links[Int(id) - 1]
+                queue.append(Delivery(to: name == dialer ? acceptor : dialer, connection: id, message: message))
+            case .close(let id, _):
+                close(id)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Closes connection `id` at both ends, as the TCP shell does for a `.close`.
+    private func close(_ id: ConnectionID) {
+        guard !closed.contains(id) else { return }
+        closed.insert(id)
+        queue.removeAll { $0.connection == id }
+        let (dialer, acceptor) = links[Int(id) - 1]
+        let now = now
+        for name in [dialer, acceptor] {
+            enqueue(
+                self[name].input(
+                    {
+                        $0.connectionClosed(id, now: now); return []
+                    }, now: now), from: name)
         }
     }
 
