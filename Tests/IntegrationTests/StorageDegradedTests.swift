@@ -61,6 +61,25 @@ struct StorageDegradedTests {
         return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    @Test("an HTTP read that meets the damage degrades the replica too: logged once, /health and the metrics say so")
+    func anAPIReadOfADamagedPageDegradesTheReplica() throws {
+        try temp.peerdOK(["init"], "a")
+        try temp.peerdOK(["import", try exportFile(events: 4_000)], "a")
+        try damageABlocksPage(of: temp.path("a/replica.db"), leaf: 90)
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
+        let api = try #require(a.api)
+        #expect(try api.request("GET", "/health").status == 200, "nothing read the damage yet")
+
+        let page = try api.request("GET", "/log?after=0&limit=10000")
+        #expect(page.status == 503 && page.text.contains("storage_degraded"), "\(page.status) \(page.text)")
+        let health = try api.request("GET", "/health")
+        #expect(health.status == 503 && health.text.contains("\"damaged\""), "\(health.text)")
+        #expect(a.waitForLog(#"msg="storage degraded""#, "while=read"), "\(a.stderr)")
+        #expect(try api.request("GET", "/metrics").text.contains("peersync_storage_degraded 1"))
+        #expect(try faults(api) >= 1)
+        #expect(try a.stop() == 0, "\(a.stderr)")
+    }
+
     @Test("a damaged page: logged once, /health and /status say degraded, no hot loop, the readable events still sync")
     func aDamagedPageDegradesTheReplicaOnce() throws {
         try temp.cluster("a", ["b"])

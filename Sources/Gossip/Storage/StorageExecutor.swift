@@ -138,7 +138,21 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// let bolts = try storage.read { try $0.projection(Item.self, id: "i1") }
     /// ```
     public func read<T: Sendable>(_ body: @escaping @Sendable (EventLog) throws -> T) throws -> T {
-        try live.runAndWait(body)
+        do {
+            return try live.runAndWait(body)
+        } catch {
+            noteFault(error, while: "read")
+            throw error
+        }
+    }
+
+    /// Records `error` as a storage fault (the replica degraded, logged
+    /// once) when it is one, as the executor's own reads and writes do;
+    /// other errors are the caller's and change nothing. For a reader that
+    /// has its own connection to the file, such as the daemon's HTTP API.
+    public func noteFault(_ error: any Error, while what: String) {
+        guard StorageHealth.fault(of: (error as? StorageFailure)?.cause ?? error) != nil else { return }
+        noteFailure(error, what: what)
     }
 
     /// The cursor as of the last commit this executor saw.

@@ -7,14 +7,23 @@ import Replica
 final class ReadReplica: @unchecked Sendable {
     private let lock = NSLock()
     private let log: EventLog
+    private let onError: @Sendable (any Error) -> Void
     let replicaID: String
 
-    init(path: String) throws {
+    /// - Parameter onError: hears every error a read throws, so that a
+    ///   storage fault it meets degrades the replica (`StorageExecutor.noteFault`).
+    init(path: String, onError: @escaping @Sendable (any Error) -> Void = { _ in }) throws {
         log = try EventLog.open(at: path)
         replicaID = log.replicaID
+        self.onError = onError
     }
 
-    func read<T>(_ body: (EventLog) throws -> T) rethrows -> T {
-        try lock.withLock { try body(log) }
+    func read<T>(_ body: (EventLog) throws -> T) throws -> T {
+        do {
+            return try lock.withLock { try body(log) }
+        } catch {
+            onError(error)
+            throw error
+        }
     }
 }

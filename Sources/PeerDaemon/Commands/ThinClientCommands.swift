@@ -11,7 +11,8 @@ enum ThinClientCommands {
             summary: """
                 Issues a device token for the thin client NAME (letters, digits, `.`, `_`, `-`) and prints it \
                 once; only its SHA-256 is kept, in DIR/thin-clients. The device sends it as \
-                `Authorization: Bearer TOKEN` and may then call POST /events and GET /events, nothing else.
+                `Authorization: Bearer TOKEN` and may then call POST /events, GET /events and the session reads \
+                (GET /entities/TYPE/ID/session and …/dropped), nothing else.
                 """
         ) { arguments, directory in
             let name = try arguments.positional("NAME")[0]

@@ -70,7 +70,9 @@ enum DaemonRuntime {
         var httpAddress: String?
         if let address = settings.http {
             let api = DaemonAPI(
-                service: gossip, storage: storage, reads: try ReadReplica(path: directory.databasePath),
+                service: gossip, storage: storage,
+                reads: try ReadReplica(
+                    path: directory.databasePath, onError: { storage.noteFault($0, while: "read") }),
                 changes: changes,
                 settings: DaemonAPI.Settings(
                     role: settings.role.description, topologyMode: settings.topology, token: token,
