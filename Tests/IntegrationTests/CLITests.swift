@@ -112,6 +112,15 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: temp.path("none")))
     }
 
+    @Test("an edit or undo of an item this replica does not know says so, with or without a daemon")
+    func unknownItem() throws {
+        try ok(["init"], "a")
+        for arguments in [["item", "undo", "nosuch"], ["item", "qty", "nosuch", "3"]] {
+            let result = try Executables.peerd(arguments, data: temp.url("a"))
+            #expect(result.status == 1 && result.stderr.contains("no item nosuch"), "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test("--help after a command group lists its commands; the bare group is a usage error")
     func groupHelp() throws {
         let help = try Executables.peerd(["item", "--help"], data: temp.url("a"))

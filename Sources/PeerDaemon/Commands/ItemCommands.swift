@@ -59,7 +59,10 @@ enum ItemCommands {
                 stored = try DaemonEndpoint.storedEvent(
                     try api.call("POST", "/items/\(id)/undo", idempotencyKey: key))
             case .files(let directory):
-                stored = try directory.openLog().undo(entityType: Item.entityType, entityID: id, idempotencyKey: key)
+                // As the API answers: an item this replica does not know is named as such.
+                let log = try directory.openLog()
+                guard try log.projection(Item.self, id: id) != nil else { throw CommandError("no item \(id)") }
+                stored = try log.undo(entityType: Item.entityType, entityID: id, idempotencyKey: key)
             }
             report(
                 stored, arguments,
