@@ -268,8 +268,8 @@ cmd_spawn() { # detached, in its own session; PIDFILE gets the command's own pid
 
 # Multicast off: clears IFF_MULTICAST on the host's eth0. Avahi then leaves the mDNS group on it
 # ("Interface eth0.IPv4 no longer relevant for mDNS"): the host neither sends nor hears mDNS, while
-# unicast (TCP to static peers) keeps working. This kernel has no tc drop action and the image no
-# nft/iptables, so a packet filter is not the tool here; for Discovery the effect is the same.
+# unicast (TCP to static peers) keeps working, which is what Discovery must survive (packet loss, by
+# nftables, is a separate fault that NetworkLab's link shaping sets).
 cmd_block_multicast() {
   local i=${1:?usage: block-multicast I}
   host_index "$i"
