@@ -77,6 +77,10 @@ struct StorageDegradedTests {
         #expect(a.waitForLog(#"msg="storage degraded""#, "while=read"), "\(a.stderr)")
         #expect(try api.request("GET", "/metrics").text.contains("peersync_storage_degraded 1"))
         #expect(try faults(api) >= 1)
+        // The CLI still goes through the degraded daemon: its status says so.
+        let status = try temp.peerdOK(["status", "--json"], "a")
+        let storage = (try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])?["storage"]
+        #expect((storage as? [String: Any])?["state"] as? String == "degraded", "\(status)")
         #expect(try a.stop() == 0, "\(a.stderr)")
     }
 

@@ -38,7 +38,7 @@ struct ConfigFile: Sendable, Equatable {
     /// `key = value` with a non-empty key and value.
     static func parse(_ text: String, path: String) throws(ConfigError) -> ConfigFile {
         var entries: [Entry] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {

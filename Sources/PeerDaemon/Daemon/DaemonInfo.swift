@@ -39,9 +39,10 @@ struct DaemonInfo: Codable {
     /// Whether the API at `endpoint` is this daemon's (`GET /health` names
     /// its replica), not unreachable or another process's.
     func answers(at endpoint: DaemonEndpoint) -> Bool {
-        guard let reply = try? endpoint.request("GET", "/health", timeoutMs: 5_000), reply.status == 200 else {
-            return false
-        }
+        // A degraded daemon (503) still serves what it can, and must see the writes: it answers too.
+        guard let reply = try? endpoint.request("GET", "/health", timeoutMs: 5_000),
+            reply.status == 200 || reply.status == 503
+        else { return false }
         return (try? JSONValue.parse(reply.text))?["replica_id"]?.stringValue == replica_id
     }
 
