@@ -54,13 +54,10 @@ enum TransferCommands {
             guard rename(temporary, path) == 0 else {
                 throw CommandError("cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
             }
-        } catch let error as CommandError {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw error
         } catch {
             try? handle.close()
             try? FileManager.default.removeItem(atPath: temporary)
-            throw CommandError("cannot write \(path): \(error)")
+            throw error as? CommandError ?? CommandError("cannot write \(path): \(error)")
         }
         return count
     }
@@ -73,7 +70,6 @@ enum TransferCommands {
     static let importBatchSize = 10_000
 
     private static func importFile(_ path: String, into log: EventLog) throws {
-        try ExportTarget.requireRegularFile(path, reading: true)
         // Pass 1: every line must parse, so nothing is applied from a bad file.
         // Nothing is kept, so memory does not grow with the file.
         let lines = try checkEveryLine(of: path)
@@ -130,6 +126,10 @@ enum TransferCommands {
         var status = stat()
         guard stat(path, &status) == 0 else {
             throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw CommandError(
+                "cannot import \(path): it is \(ExportTarget.kind(of: status)); name an NDJSON file (docs/events.md)")
         }
         let size = Int64(status.st_size)
         guard size > 4_000_000, let middle = try lineStart(after: size / 2, in: path), middle < size else {
