@@ -94,10 +94,21 @@ struct UsageError: Error, CustomStringConvertible {
         self.option = option
         self.value = value
     }
+
+    /// `--OPTION EXPECTED, not "VALUE"`, naming both for a config file's line.
+    static func badValue(_ value: String, of option: String, _ expected: String) -> UsageError {
+        UsageError("--\(option) \(expected), not \"\(value)\"", option: option, value: value)
+    }
 }
 
 /// A failure the user must act on: printed as one line; exit code 1.
 struct CommandError: Error, CustomStringConvertible {
     let description: String
-    init(_ message: String) { description = message }
+    /// The HTTP API's error code when a running daemon refused the request.
+    let code: String?
+
+    init(_ message: String, code: String? = nil) {
+        description = message
+        self.code = code
+    }
 }

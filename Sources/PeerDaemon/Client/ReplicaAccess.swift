@@ -21,29 +21,18 @@ enum ReplicaAccess {
 
 extension DaemonEndpoint {
     /// Sends a request and returns the reply body when the status is 2xx;
-    /// otherwise throws the API's error message.
+    /// otherwise throws the API's error message, with its `code`.
     func call(_ method: String, _ path: String, body: String? = nil, idempotencyKey: String? = nil) throws -> String {
         let reply = try request(
             method, path, body: body, headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
         guard (200..<300).contains(reply.status) else {
             let error = (try? JSONValue.parse(reply.text))?["error"]
-            // A command that knows the code says it in its own words (the API's name an HTTP route).
-            if let code = error?["code"]?.stringValue, let own = Self.cliMessages[code] {
-                throw CommandError(own(path))
-            }
-            throw CommandError(error?["message"]?.stringValue ?? "the daemon answered \(reply.status): \(reply.text)")
+            throw CommandError(
+                error?["message"]?.stringValue ?? "the daemon answered \(reply.status): \(reply.text)",
+                code: error?["code"]?.stringValue)
         }
         return reply.text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-
-    /// The CLI's message for an API error code, from the request path,
-    /// where the API's own message points at an HTTP route.
-    private static let cliMessages: [String: @Sendable (String) -> String] = [
-        "deleted": { path in
-            let id = path.split(separator: "/").dropFirst().first.map(String.init) ?? "?"
-            return "item \(id) is deleted; `peerd item undo \(id)` restores it"
-        }
-    ]
 
     /// An event the API returned, as the log would have returned it.
     static func storedEvent(_ json: String) throws -> StoredEvent {

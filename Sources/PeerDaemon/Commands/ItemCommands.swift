@@ -91,17 +91,25 @@ enum ItemCommands {
         let stored: StoredEvent
         switch try ReplicaAccess.of(directory) {
         case .daemon(let api):
-            stored = try DaemonEndpoint.storedEvent(
-                try api.call("POST", "/items/\(id)/events", body: event.payload, idempotencyKey: key))
+            do {
+                stored = try DaemonEndpoint.storedEvent(
+                    try api.call("POST", "/items/\(id)/events", body: event.payload, idempotencyKey: key))
+            } catch let error as CommandError where error.code == "deleted" {
+                throw isDeleted(id)  // The API's own message names its HTTP route.
+            }
         case .files(let directory):
             let log = try directory.openLog()
             guard let item = try log.projection(Item.self, id: id) else { throw CommandError("no item \(id)") }
-            if item.deleted { throw CommandError("item \(id) is deleted; `peerd item undo \(id)` restores it") }
+            if item.deleted { throw isDeleted(id) }
             stored = try log.append(NewEvent(item: id, event), idempotencyKey: key)
         }
         report(
             stored, arguments, plain: "\(event.type) item \(id) (event \(stored.event.eventID.uuidString.lowercased()))"
         )
+    }
+
+    private static func isDeleted(_ id: String) -> CommandError {
+        CommandError("item \(id) is deleted; `peerd item undo \(id)` restores it")
     }
 
     private static func report(_ stored: StoredEvent, _ arguments: Arguments, plain: String) {
