@@ -17,10 +17,13 @@ let commands: [Command] = [
     [LabCommand.command],
 ].flatMap { $0 }
 
-func overview() -> String {
-    var text = "usage: peerd COMMAND [ARGS] [--data DIR]\n\nPeerSync replica daemon.\n\nCommands:\n"
-    for command in commands { text += "  \(command.usage)\n" }
-    text += "\nRun `peerd COMMAND --help` for one command's help.\n"
+/// The usage of every command, or of a group's (`peerd item`).
+func overview(group: String? = nil) -> String {
+    let prefix = group.map { "peerd \($0)" } ?? "peerd"
+    var text =
+        "usage: \(prefix) COMMAND [ARGS] [--data DIR]\n\n\(group == nil ? "PeerSync replica daemon.\n\n" : "")Commands:\n"
+    for command in commands where group == nil || command.path.first == group { text += "  \(command.usage)\n" }
+    text += "\nRun `\(prefix) COMMAND --help` for one command's help.\n"
     return text
 }
 
@@ -38,12 +41,10 @@ if words.isEmpty || words == ["--help"] || words == ["help"] {
 // The longest command path that prefixes the words selects the command.
 let match = commands.filter { Array(words.prefix($0.path.count)) == $0.path }.max { $0.path.count < $1.path.count }
 guard let command = match else {
-    let group = commands.filter { $0.path.count > 1 && $0.path.first == words[0] }
     // `peerd item --help` (or `peerd item` with no command, options only): the group's commands.
-    if !group.isEmpty, words.count == 1 || words[1].hasPrefix("-") {
-        var text = "usage: peerd \(words[0]) COMMAND [ARGS] [--data DIR]\n\nCommands:\n"
-        for command in group { text += "  \(command.usage)\n" }
-        text += "\nRun `peerd \(words[0]) COMMAND --help` for one command's help.\n"
+    let isGroup = commands.contains { $0.path.count > 1 && $0.path.first == words[0] }
+    if isGroup, words.count == 1 || words[1].hasPrefix("-") {
+        let text = overview(group: words[0])
         if !words.contains("--help") { fail("\"\(words[0])\" needs a command\n\(text)", code: 2) }
         print(text, terminator: "")
         exit(0)

@@ -50,9 +50,7 @@ enum RunCommand {
         settings.mdns = !arguments.has("no-mdns")
         let levelName = arguments.options["log-level"] ?? "info"
         guard let level = LogRecord.Level(rawValue: levelName) else {
-            throw UsageError(
-                "--log-level must be debug, info, warning or error, not \"\(levelName)\"", option: "log-level",
-                value: levelName)
+            throw UsageError.badValue(levelName, of: "log-level", "must be debug, info, warning or error")
         }
         settings.logLevel = level
         let http = arguments.options["http"] ?? "127.0.0.1:4000"
@@ -65,33 +63,26 @@ enum RunCommand {
         }
         if let text = arguments.options["double-tap-ms"] {
             guard let window = Int64(text), window >= 0 else {
-                throw UsageError(
-                    "--double-tap-ms must be a whole number of 0 or more, not \"\(text)\"", option: "double-tap-ms",
-                    value: text)
+                throw UsageError.badValue(text, of: "double-tap-ms", "must be a whole number of 0 or more")
             }
             settings.doubleTapWindowMs = window
         }
         settings.relay = arguments.has("relay")
         if let text = arguments.options["topology"] {
             guard let mode = TopologyMode(rawValue: text) else {
-                throw UsageError(
-                    "--topology must be auto, mesh or hub, not \"\(text)\"", option: "topology", value: text)
+                throw UsageError.badValue(text, of: "topology", "must be auto, mesh or hub")
             }
             settings.topology = mode
         }
         if let text = arguments.options["relay-fallback-ms"] {
             guard let fallback = Int64(text), fallback >= 0 else {
-                throw UsageError(
-                    "--relay-fallback-ms must be a whole number of 0 or more, not \"\(text)\"",
-                    option: "relay-fallback-ms", value: text)
+                throw UsageError.badValue(text, of: "relay-fallback-ms", "must be a whole number of 0 or more")
             }
             settings.relayFallbackMs = fallback
         }
         if let text = arguments.options["clock-offset-ms"] {
             guard let offset = Int64(text) else {
-                throw UsageError(
-                    "--clock-offset-ms must be a whole number of milliseconds, not \"\(text)\"",
-                    option: "clock-offset-ms", value: text)
+                throw UsageError.badValue(text, of: "clock-offset-ms", "must be a whole number of milliseconds")
             }
             settings.clockOffsetMs = offset
         }
@@ -104,9 +95,7 @@ enum RunCommand {
 
     private static func address(_ text: String, option: String) throws -> PeerAddress {
         guard let address = PeerAddress(text) else {
-            throw UsageError(
-                "--\(option) needs HOST:PORT\(option == "http" ? " or off" : ""), not \"\(text)\"", option: option,
-                value: text)
+            throw UsageError.badValue(text, of: option, "needs HOST:PORT\(option == "http" ? " or off" : "")")
         }
         return address
     }
