@@ -182,8 +182,12 @@ extension EventLog {
             try db.cached("UPDATE entities SET claimed = 1 WHERE id = ?").run([.int(entityRow)])
         }
         let stored = StoredEvent(event: event, offset: offset, arrivalTimeMs: arrivalMs)
-        if let count = storedInWrite?.count {
-            if count < EventLog.storedByLastWriteLimit { storedInWrite!.append(stored) } else { storedInWrite = nil }
+        if let count = storedByLastWrite?.count {
+            if count < EventLog.storedByLastWriteLimit {
+                storedByLastWrite!.append(stored)
+            } else {
+                storedByLastWrite = nil
+            }
         }
         return InsertedEvent(
             stored: stored, entityRow: entityRow,

@@ -87,9 +87,11 @@ public final class EventLog {
     /// Inside a write transaction: the local offset the next stored event
     /// takes; nil until the transaction stores one (`takeOffset()`).
     var nextOffset: Int64?
-    /// The events the last write transaction stored, while there are at most
-    /// `storedByLastWriteLimit` of them; nil past that (see `storedByLastWrite`).
-    var storedInWrite: [StoredEvent]? = []
+    /// The events the last write transaction on this connection stored, in
+    /// the order it stored them, when it stored at most
+    /// `storedByLastWriteLimit`; nil when it stored more. A writer that
+    /// tells others what it committed needs no read for a few events.
+    public internal(set) var storedByLastWrite: [StoredEvent]? = []
     /// The blocks read last (`ReadBlockCache`).
     var keptBlocks = ReadBlockCache()
     /// Transactions open now: a read inside one joins it instead of beginning its own.
@@ -207,19 +209,13 @@ public final class EventLog {
     /// Events of one write this log keeps for `storedByLastWrite`.
     public static let storedByLastWriteLimit = 32
 
-    /// The events the last write transaction on this connection stored, in
-    /// the order it stored them, when it stored at most
-    /// `storedByLastWriteLimit`; nil when it stored more. A writer that
-    /// tells others what it committed needs no read for a few events.
-    public var storedByLastWrite: [StoredEvent]? { storedInWrite }
-
     /// A write transaction; the interning caches, the rows kept, the
     /// pending fold and the decoded block are dropped when it fails, since
     /// they may name rows that were rolled back.
     func write<T>(_ body: () throws -> T) throws -> T {
         keptStateHash = nil
         nextOffset = nil
-        if transactionDepth == 0 { storedInWrite = [] }
+        if transactionDepth == 0 { storedByLastWrite = [] }
         transactionDepth += 1
         defer {
             transactionDepth -= 1
@@ -230,7 +226,7 @@ public final class EventLog {
                 return try db.writeTransaction(body)
             } catch {
                 interned = InternedIDs()
-                storedInWrite = []
+                storedByLastWrite = []
                 writtenRows = WrittenRows()
                 pending = nil
                 keptBlocks = ReadBlockCache()
