@@ -6,6 +6,7 @@ import Replica
 let commands: [Command] = [
     [InitCommand.command],
     ClusterCommands.all,
+    IdentityCommands.all,
     [RunCommand.command, WaitCommand.command],
     [PeersCommand.command],
     ThinClientCommands.all,

@@ -4,6 +4,7 @@
 /// manager). No sockets, clocks or threads: the shell in `Gossip` carries
 /// out what they ask. `docs/protocol.md` specifies the protocol.
 public enum WireProtocol {
-    /// The sync protocol version a handshake carries.
-    public static let version: UInt16 = 1
+    /// The sync protocol version a handshake carries. Version 2 added the
+    /// identity section of `hello` (docs/identity.md).
+    public static let version: UInt16 = 2
 }

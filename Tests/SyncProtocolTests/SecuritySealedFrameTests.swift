@@ -25,7 +25,7 @@ import Testing
 
     @Test func theNonceIsFourZeroBytesAndTheLittleEndianCounter() throws {
         let key = SecretBytes(copying: (0..<32).map { UInt8($0) })
-        let sealer = SessionKeys(sending: key, receiving: key).sealer
+        let sealer = SessionKeys(sending: key, receiving: key, transcript: []).sealer
         _ = sealer.seal([1])
         let frame = sealer.seal(Array("hi".utf8))
         var expected = [UInt8](repeating: 0, count: 2 + 16)

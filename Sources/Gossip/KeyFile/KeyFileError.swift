@@ -1,6 +1,6 @@
 import Glibc
 
-/// What went wrong reading or writing a cluster key file. Every message says
+/// What went wrong reading or writing a key file (`cluster.key`, `identity.key`, an admin key). Every message says
 /// what happened and, where a person can fix it, how.
 public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No key file at the path.
@@ -19,18 +19,18 @@ public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .missing(let path):
-            "no cluster key file at \(path)"
+            "no key file at \(path)"
         case .exists(let path):
-            "a cluster key file already exists at \(path); refusing to overwrite it"
+            "a key file already exists at \(path); refusing to overwrite it"
         case .wrongSize(let path, let size):
-            "cluster key file \(path) holds \(size) bytes, not 32; it is damaged or not a cluster key"
+            "key file \(path) holds \(size) bytes, not 32; it is damaged or not a key file"
         case .tooOpen(let path, let mode):
-            "cluster key file \(path) is accessible by group or others (mode 0\(String(mode, radix: 8))); "
+            "key file \(path) is accessible by group or others (mode 0\(String(mode, radix: 8))); "
                 + "run `chmod 600 \(path)`"
         case .notRegular(let path):
-            "cluster key file \(path) is not a regular file"
+            "key file \(path) is not a regular file"
         case .io(let path, let operation, let code):
-            "cannot \(operation) cluster key file \(path): \(String(cString: strerror(code)))"
+            "cannot \(operation) key file \(path): \(String(cString: strerror(code)))"
         }
     }
 }

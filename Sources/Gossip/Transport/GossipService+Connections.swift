@@ -131,7 +131,8 @@ extension GossipService {
                     + (connection.dialed.map { [("dialed", $0.description)] } ?? [])))
         carryOut(
             node.connectionOpened(
-                connection.id, dialed: connection.dialed, remoteHost: connection.remoteHost, now: loop.now))
+                connection.id, dialed: connection.dialed, remoteHost: connection.remoteHost,
+                transcript: keys.transcript, now: loop.now))
     }
 
     /// A frame the codec's queue opened (or could not).

@@ -11,6 +11,8 @@ final class DaemonAPI: @unchecked Sendable {
     struct Settings: Sendable {
         /// `peer` or `relay`, as `GET /status` shows it.
         var role = "peer"
+        /// This replica's identity, as `GET /status` shows it.
+        var identity: IdentityReport
         /// `--topology`, as `GET /peers` shows it.
         var topologyMode = TopologyMode.auto
         /// When set, every request needs `Authorization: Bearer <token>`

@@ -21,6 +21,8 @@ struct PeerList: Codable {
         var state_hash: String?
         var event_count: Int64?
         var clock_skew_ms: Int64?
+        /// While connected: the identity the peer proved, with its certificate.
+        var identity: IdentityReport?
     }
 
     /// Wall-clock time of the snapshot, in ms since 1970.
@@ -45,7 +47,7 @@ struct PeerList: Codable {
                 events_to_send: row.eventsToSend, in_sync: row.inSync,
                 state_hash: row.stateIsCurrent ? row.stateHash : nil,
                 event_count: row.stateIsCurrent ? row.eventCount : nil,
-                clock_skew_ms: row.clockSkewMs)
+                clock_skew_ms: row.clockSkewMs, identity: row.identity.map(IdentityReport.init))
         }
     }
 

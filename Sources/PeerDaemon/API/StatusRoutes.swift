@@ -21,7 +21,7 @@ extension DaemonAPI {
         let rows = service.peerTable()
         let connected = rows.filter { $0.state == .connected }
         let status = DaemonStatus(
-            replica: replica, role: settings.role, storage: StorageReport(storage.health),
+            replica: replica, role: settings.role, identity: settings.identity, storage: StorageReport(storage.health),
             sync: DaemonStatus.Sync(
                 peers_connected: connected.count,
                 events_missing: connected.reduce(0) { $0 + $1.eventsToReceive },
@@ -58,26 +58,33 @@ struct DaemonStatus: Codable {
 
     var replica: ReplicaStatus
     var role: String
+    /// This replica's identity key and certificate.
+    var identity: IdentityReport
     var storage: StorageReport
     var sync: Sync
     /// Per peer replica: the most its event times were ahead of our clock.
     var clock_skew_ms: [String: Int64]
 
-    init(replica: ReplicaStatus, role: String, storage: StorageReport, sync: Sync, clock_skew_ms: [String: Int64]) {
+    init(
+        replica: ReplicaStatus, role: String, identity: IdentityReport, storage: StorageReport, sync: Sync,
+        clock_skew_ms: [String: Int64]
+    ) {
         self.replica = replica
         self.role = role
+        self.identity = identity
         self.storage = storage
         self.sync = sync
         self.clock_skew_ms = clock_skew_ms
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, storage, sync, clock_skew_ms
+        case role, identity, storage, sync, clock_skew_ms
     }
 
     var text: String {
         var lines = [
-            replica.text, "daemon      running, role \(role)", "storage     \(storage.text)",
+            replica.text, "daemon      running, role \(role)", "identity    \(identity.public_key), \(identity.text)",
+            "storage     \(storage.text)",
             "sync        \(sync.peers_connected) peers connected, \(sync.peers_in_sync) in sync, "
                 + "\(sync.events_missing) events missing, \(sync.events_to_send) to send",
         ]
@@ -92,6 +99,7 @@ struct DaemonStatus: Codable {
         try replica.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(role, forKey: .role)
+        try container.encode(identity, forKey: .identity)
         try container.encode(storage, forKey: .storage)
         try container.encode(sync, forKey: .sync)
         try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
@@ -101,6 +109,7 @@ struct DaemonStatus: Codable {
         replica = try ReplicaStatus(from: decoder)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         role = try container.decode(String.self, forKey: .role)
+        identity = try container.decode(IdentityReport.self, forKey: .identity)
         storage = try container.decode(StorageReport.self, forKey: .storage)
         sync = try container.decode(Sync.self, forKey: .sync)
         clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)

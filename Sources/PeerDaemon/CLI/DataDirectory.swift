@@ -3,8 +3,9 @@ import Gossip
 import Replica
 import SyncProtocol
 
-/// The directory that holds one replica: `replica.db` (with its WAL files)
-/// and `cluster.key` (mode 0600), the secret shared by the cluster.
+/// The directory that holds one replica: `replica.db` (with its WAL files),
+/// `cluster.key` (mode 0600), the secret shared by the cluster, and
+/// `identity.key` (mode 0600), the replica's own signing key.
 struct DataDirectory: Sendable {
     let path: String
 
@@ -64,9 +65,9 @@ struct DataDirectory: Sendable {
         }
     }
 
-    /// Creates the directory, writes `clusterKey` (mode 0600) and a new
-    /// replica; refuses to overwrite either. When the database cannot be
-    /// created, the key file is removed again.
+    /// Creates the directory, writes `clusterKey` (mode 0600), a new
+    /// identity key and a new replica; refuses to overwrite any of them.
+    /// When the database cannot be created, the key files are removed again.
     func initialize(clusterKey: ClusterKey) throws -> EventLog {
         if FileManager.default.fileExists(atPath: databasePath) {
             throw CommandError("\(path) already holds a replica (\(databasePath)); refusing to overwrite it")
@@ -81,11 +82,18 @@ struct DataDirectory: Sendable {
         } catch {
             throw CommandError("cannot create \(path): \(error.localizedDescription)")
         }
+        if FileManager.default.fileExists(atPath: identityKeyPath) {
+            throw CommandError(
+                "\(path) already holds an identity key (\(identityKeyPath)) but no replica; refusing to overwrite "
+                    + "it. Move it away to start over")
+        }
         try clusterKey.write(toFile: clusterKeyPath)
         do {
+            try SigningKey.generate().write(toFile: identityKeyPath)
             return try EventLog.create(at: databasePath, replicaID: UUID().uuidString.lowercased())
         } catch {
             try? FileManager.default.removeItem(atPath: clusterKeyPath)
+            try? FileManager.default.removeItem(atPath: identityKeyPath)
             throw error
         }
     }

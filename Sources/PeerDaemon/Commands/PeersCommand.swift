@@ -1,5 +1,6 @@
 import DaemonClient
 import Foundation
+import SyncProtocol
 
 /// `peerd peers`: the running daemon's peers.
 enum PeersCommand {
@@ -8,7 +9,9 @@ enum PeersCommand {
         summary: """
             Lists the peers the daemon running on DIR knows: how each was found (configured, discovered, \
             exchanged, inbound), its address, role (peer or relay), connection state, when the two replicas \
-            were last in sync, and how many events each side still misses (from their cursors). The first \
+            were last in sync, how many events each side still misses (from their cursors), and a connected \
+            peer's identity key (its first 12 hex digits) with its certificate's read and write scopes and \
+            expiry. The first \
             line says the topology (hub or mesh) and the --topology mode it follows; --json prints the \
             peers only.
             """,
@@ -37,7 +40,7 @@ enum PeersCommand {
                 peer.role ?? "-", describeState(peer),
                 peer.last_sync_ms.map { "\((nowMs - $0) / 1000) s ago" } ?? "never",
                 "\(peer.events_to_receive)", "\(peer.events_to_send)", shortHash(peer.state_hash),
-            ]
+            ] + identityColumns(peer.identity)
         }
         var heading = Output()
         heading.line("topology \(file.topology) (--topology \(file.topology_mode))")
@@ -45,8 +48,20 @@ enum PeersCommand {
         printTable(
             header: [
                 "SOURCE", "ADDRESS", "REPLICA", "ROLE", "STATE", "LAST SYNC", "TO RECEIVE", "TO SEND", "STATE HASH",
+                "KEY", "READ", "WRITE", "EXPIRES",
             ],
             rows: rows)
+    }
+
+    /// KEY, READ, WRITE, EXPIRES: `-` where the peer showed nothing.
+    private static func identityColumns(_ identity: IdentityReport?) -> [String] {
+        guard let identity else { return ["-", "-", "-", "-"] }
+        guard let certificate = identity.certificate else { return [shortHash(identity.public_key), "-", "-", "-"] }
+        func list(_ scopes: [String]) -> String { scopes.isEmpty ? "none" : scopes.joined(separator: ",") }
+        return [
+            shortHash(identity.public_key), list(certificate.read_scopes), list(certificate.write_scopes),
+            certificate.expires_ms.map { IdentityError.time($0) } ?? "never",
+        ]
     }
 
     private static func shortHash(_ hash: String?) -> String {

@@ -43,8 +43,8 @@ enum DaemonRuntime {
         try directory.requireReplica()
         let lock = try DaemonLock.acquire(directory)
         let clusterKey = try directory.readClusterKey()
-        let token = try settings.tokenFile.map { try TokenFile.read($0) }
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
+        let token = try settings.tokenFile.map { try TokenFile.read($0) }
         let storage = try directory.openStorage(clockOffsetMs: settings.clockOffsetMs, logger: logger.write)
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
@@ -55,6 +55,22 @@ enum DaemonRuntime {
         configuration.listenHost = settings.listen.host
         configuration.listenPort = settings.listen.port
         configuration.peers = settings.peers
+        let identity = try directory.identity(replicaID: storage.replicaID)
+        configuration.node.identity = identity
+        // A replica that joined with an invite accepts only peers certified by the same admin.
+        let offset = settings.clockOffsetMs
+        let trust = TrustPolicy(
+            adminKey: identity.certificate?.adminKey,
+            wallClockMs: { UInt64(max(0, Int64(TrustPolicy.systemClockMs()) + offset)) })
+        configuration.node.session.trust = trust
+        if let certificate = identity.certificate {
+            do {
+                try certificate.check(
+                    replicaID: storage.replicaID, publicKey: identity.key.publicKey, nowMs: trust.wallClockMs())
+            } catch {
+                logger.write(LogRecord(.warning, "peers will refuse this replica", [("reason", "\(error)")]))
+            }
+        }
         let gossip = try GossipService(
             storage: storage, clusterKey: clusterKey, configuration: configuration, logger: logger.write)
         let port = try gossip.start()
@@ -75,7 +91,9 @@ enum DaemonRuntime {
                     path: directory.databasePath, onError: { storage.noteFault($0, while: "read") }),
                 changes: changes,
                 settings: DaemonAPI.Settings(
-                    role: settings.role.description, topologyMode: settings.topology, token: token,
+                    role: settings.role.description,
+                    identity: IdentityReport(publicKey: identity.key.publicKey, certificate: identity.certificate),
+                    topologyMode: settings.topology, token: token,
                     deviceTokens: DeviceTokens.Watched(path: DeviceTokens.path(in: directory.path)),
                     doubleTapWindowMs: settings.doubleTapWindowMs),
                 metrics: DaemonMetrics(), log: logger.write)

@@ -39,6 +39,9 @@ public struct PeerRow: Sendable, Hashable {
     /// The most this replica's events' times were ahead of our wall clock
     /// when they arrived (beyond the tolerated skew); `nil` if never.
     public var clockSkewMs: Int64?
+    /// While connected: the identity the peer proved in its hello, with its
+    /// certificate; `nil` for a peer that showed none (an open cluster).
+    public var identity: PeerIdentity?
 }
 
 extension SyncNode {
@@ -98,6 +101,7 @@ extension SyncNode {
             row.role = peer.role.description
             if row.address == nil, let advert = advert(for: id) { row.address = advert.address }
         }
+        row.identity = session.peerIdentity
         row.eventsToReceive = session.progress.toReceive
         row.eventsToSend = session.progress.toSend
         row.inSync = session.isSyncing && session.progress == (0, 0)

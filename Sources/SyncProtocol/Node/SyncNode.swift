@@ -33,6 +33,9 @@ public struct SyncNode: Sendable {
         public var storageRetryMs: Milliseconds = 5_000
         /// Seeds the peer manager's choice of peers.
         public var seed: UInt64 = 0
+        /// This replica's identity key, which every `hello` proves, and its
+        /// certificate when it has one; `nil`: hellos carry no identity.
+        public var identity: (key: SigningKey, certificate: Certificate?)?
 
         public init(hello: Hello) {
             self.hello = hello
@@ -126,12 +129,23 @@ public struct SyncNode: Sendable {
     }
 
     /// A connection finished its handshake; the session starts.
+    ///
+    /// - Parameter transcript: the handshake's `SessionKeys.transcript`, which
+    ///   this side's identity proof signs and the peer's must.
     public mutating func connectionOpened(
-        _ id: ConnectionID, dialed: PeerAddress?, remoteHost: String? = nil, now: Milliseconds
+        _ id: ConnectionID, dialed: PeerAddress?, remoteHost: String? = nil, transcript: [UInt8] = [],
+        now: Milliseconds
     ) -> [Effect] {
         if let remoteHost { remoteHosts[id] = remoteHost }
         let admission = manager.connected(id, dialed: dialed, now: now)
-        var session = SyncSession(hello: configuration.hello, configuration: configuration.session)
+        let role: Handshake.Role = dialed == nil ? .responder : .initiator
+        var hello = configuration.hello
+        if let identity = configuration.identity {
+            hello.identity = PeerIdentity.proving(
+                identity.key, certificate: identity.certificate, binding: transcript, role: role)
+        }
+        var session = SyncSession(
+            hello: hello, configuration: configuration.session, binding: transcript, role: role)
         if localStateIsCurrent, let localState { session.localStateComputed(localState) }
         let directives = session.start(localCursor: cursor)
         sessions[id] = session
@@ -246,6 +260,8 @@ public struct SyncNode: Sendable {
                 if case .events(let batch) = message { statistics.eventsSent += batch.events.count }
                 effects.append(.send(id, message))
             case .close(let reason):
+                // A session refused before it synced (an identity, a version): the address shows why.
+                if sessions[id]?.hasSynced == false { manager.noteRefusal(id, reason: reason) }
                 effects.append(.close(id, reason: reason))
             case .identified(let hello):
                 emit(

@@ -78,6 +78,8 @@ public struct PeerManager: Sendable {
         public var lastHeardAt: Milliseconds
         /// A close was asked for; the shell has not said it is gone yet.
         public var closing = false
+        /// The session was refused before it synced: its redial backs off as after a failed dial.
+        public var refused = false
     }
 
     public let configuration: Configuration
@@ -142,6 +144,14 @@ public struct PeerManager: Sendable {
         targets[address] = target
     }
 
+    /// The connection's session ended before it synced, for `reason`: the
+    /// dialed address's `lastError` says so.
+    public mutating func noteRefusal(_ id: ConnectionID, reason: String) {
+        connections[id]?.refused = true
+        guard let dialed = connections[id]?.dialed else { return }
+        targets[dialed]?.lastError = reason
+    }
+
     /// A TCP connection is up (accepted, or dialed to `dialed`).
     public mutating func connected(
         _ id: ConnectionID, dialed: PeerAddress?, now: Milliseconds
@@ -204,7 +214,7 @@ public struct PeerManager: Sendable {
         if connection.role == .relay { relayDisconnected(now: now) }
         for (address, var target) in targets {
             if target.state == .connected(id) {
-                target.failures = connection.replicaID == nil ? target.failures : 0
+                target.failures = connection.replicaID == nil || connection.refused ? target.failures : 0
                 scheduleRedial(&target, now: now)
             } else if target.state == .waiting, let peerID = connection.replicaID, target.replicaID == peerID {
                 // Other addresses of the replica that just left wait a backoff too.

@@ -18,6 +18,8 @@ struct HandshakeKeySchedule {
     let initiatorProof: SecretBytes
     let initiatorToResponder: SecretBytes
     let responderToInitiator: SecretBytes
+    /// T: public, and unique to the connection (both ephemeral keys are in it).
+    let transcript: [UInt8]
 
     /// The schedule, or `nil` when the peer's public key is unusable.
     init?(
@@ -31,6 +33,7 @@ struct HandshakeKeySchedule {
         writer.write(raw: initiatorPublicKey)
         writer.write(raw: responderPublicKey)
         let transcript = Sodium.hash(writer.bytes)
+        self.transcript = transcript
         var input: [UInt8] = []
         input.reserveCapacity(Sodium.keySize + transcript.count)
         shared.withUnsafeBytes { input.append(contentsOf: $0) }
@@ -50,8 +53,8 @@ struct HandshakeKeySchedule {
     /// The session keys for `role`: it seals with its own direction's key.
     func sessionKeys(for role: Handshake.Role) -> SessionKeys {
         switch role {
-        case .initiator: SessionKeys(sending: initiatorToResponder, receiving: responderToInitiator)
-        case .responder: SessionKeys(sending: responderToInitiator, receiving: initiatorToResponder)
+        case .initiator: SessionKeys(sending: initiatorToResponder, receiving: responderToInitiator, transcript: transcript)
+        case .responder: SessionKeys(sending: responderToInitiator, receiving: initiatorToResponder, transcript: transcript)
         }
     }
 

@@ -15,10 +15,14 @@ public struct SessionKeys: Sendable, Equatable, CustomStringConvertible {
     public let sealer: FrameSealer
     /// Opens what the peer sends.
     public let opener: FrameOpener
+    /// The handshake transcript T (public, 32 bytes): what a `hello`'s
+    /// identity proof signs, so that it holds for this connection only.
+    public let transcript: [UInt8]
 
-    init(sending: SecretBytes, receiving: SecretBytes) {
+    init(sending: SecretBytes, receiving: SecretBytes, transcript: [UInt8]) {
         sealer = FrameSealer(key: sending)
         opener = FrameOpener(key: receiving)
+        self.transcript = transcript
     }
 
     /// Whether both directions use the same keys (compared in constant time).

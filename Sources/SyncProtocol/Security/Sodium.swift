@@ -83,6 +83,44 @@ enum Sodium {
         return status == 0 && !allZero ? shared : nil
     }
 
+    /// Size of an Ed25519 signature.
+    static let signatureSize = 64
+
+    /// The Ed25519 key pair that `seed` (32 bytes) determines: (public key,
+    /// libsodium's 64-byte secret key).
+    static func signingPair(seed: SecretBytes) -> ([UInt8], SecretBytes) {
+        ensureReady()
+        precondition(seed.count == keySize, "a signing key seed is 32 bytes")
+        var publicKey = [UInt8](repeating: 0, count: keySize)
+        let secretKey = SecretBytes(count: 64) { secret in
+            seed.withUnsafeBytes { seedBytes in
+                publicKey.withUnsafeMutableBufferPointer { pk in
+                    _ = crypto_sign_seed_keypair(
+                        pk.baseAddress!, secret.baseAddress!, seedBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        return (publicKey, secretKey)
+    }
+
+    /// The Ed25519 signature of `message` with a secret key from `signingPair`.
+    static func sign(_ message: [UInt8], secretKey: SecretBytes) -> [UInt8] {
+        ensureReady()
+        var signature = [UInt8](repeating: 0, count: signatureSize)
+        secretKey.withUnsafeBytes { secret in
+            _ = crypto_sign_detached(
+                &signature, nil, message, UInt64(message.count), secret.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return signature
+    }
+
+    /// Whether `signature` is `publicKey`'s Ed25519 signature of `message`.
+    static func verify(signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
+        ensureReady()
+        guard signature.count == signatureSize, publicKey.count == keySize else { return false }
+        return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
+    }
+
     /// Constant-time equality of two byte strings of the same length.
     static func constantTimeEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
         ensureReady()

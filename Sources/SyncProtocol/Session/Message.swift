@@ -63,15 +63,19 @@ public struct Hello: Hashable, Sendable {
     /// The sync protocol version the sender speaks (the handshake already
     /// agreed on it; the session checks it again).
     public var protocolVersion: UInt16
+    /// The sender's identity key, its proof for this connection and its
+    /// certificate; `nil` from a node that has no identity key (the simulator's).
+    public var identity: PeerIdentity?
 
     public init(
         replicaID: String, role: NodeRole = .peer, listenPort: UInt16,
-        protocolVersion: UInt16 = WireProtocol.version
+        protocolVersion: UInt16 = WireProtocol.version, identity: PeerIdentity? = nil
     ) {
         self.replicaID = replicaID
         self.role = role
         self.listenPort = listenPort
         self.protocolVersion = protocolVersion
+        self.identity = identity
     }
 }
 

@@ -42,6 +42,9 @@ public struct SyncSession: Sendable {
         /// pruned origin's events go only at the round, up to what we held
         /// when the peer's previous cursor arrived (docs/protocol.md "Link pruning").
         public var prunesLinks = true
+        /// Which peers may sync: any holder of the cluster key, or only
+        /// those with a certificate from the cluster's admin.
+        public var trust = TrustPolicy.open
 
         public init() {}
     }
@@ -99,10 +102,26 @@ public struct SyncSession: Sendable {
     private var advertised = VectorCursor()
     /// Our latest state summary.
     private var localState: StateReport?
+    /// The connection's handshake transcript, which the peer's identity proof signs.
+    private let binding: [UInt8]
+    /// Which side of the handshake this node was.
+    private let role: Handshake.Role
+    /// Whether the session ever reached syncing (both cursors known).
+    public private(set) var hasSynced = false
+    /// The peer's identity, once its hello was admitted; `nil` for a peer without one in an open cluster.
+    public private(set) var peerIdentity: PeerIdentity?
 
-    public init(hello: Hello, configuration: Configuration = Configuration()) {
+    /// - Parameters:
+    ///   - binding: the handshake transcript (`SessionKeys.transcript`) of the connection.
+    ///   - role: the side this node took in that handshake.
+    public init(
+        hello: Hello, configuration: Configuration = Configuration(), binding: [UInt8] = [],
+        role: Handshake.Role = .initiator
+    ) {
         self.hello = hello
         self.configuration = configuration
+        self.binding = binding
+        self.role = role
     }
 
     /// The peer, once its hello arrived.
@@ -175,6 +194,13 @@ public struct SyncSession: Sendable {
                     "incompatible protocol version \(peer.protocolVersion) in the peer's hello; "
                         + "this node speaks \(hello.protocolVersion)")
             }
+            do {
+                peerIdentity = try configuration.trust.admit(
+                    peer.identity, replicaID: peer.replicaID, binding: binding,
+                    role: role == .initiator ? .responder : .initiator)
+            } catch {
+                return fail("refused: \(error)")
+            }
             state = .awaitingCursor(peer: peer)
             return [.identified(peer)]
         case (.awaitingCursor(let peer), .cursor(let heads)):
@@ -182,6 +208,7 @@ public struct SyncSession: Sendable {
             let stateDirectives = syncing.stateIfDue(localState, advertised: advertised)
             let directives = syncing.peerReported(heads, localCursor: localCursor, configuration: configuration)
             state = .syncing(syncing)
+            hasSynced = true
             return stateDirectives + directives
         case (.syncing(var syncing), .cursor(let heads)):
             state = .idle  // so that `syncing` is the only copy while it changes

@@ -55,7 +55,10 @@ public struct MessageDecoder: Sendable {
             guard let role = NodeRole(rawValue: roleByte) else { throw WireError.malformed("role \(roleByte)") }
             let port = try reader.readUInt16("listen port")
             let version = try reader.readUInt16("protocol version")
-            message = .hello(Hello(replicaID: replicaID, role: role, listenPort: port, protocolVersion: version))
+            message = .hello(
+                Hello(
+                    replicaID: replicaID, role: role, listenPort: port, protocolVersion: version,
+                    identity: try readIdentity(&reader)))
         case .cursor:
             try readDeclarations(&reader)
             message = .cursor(try readHeads(&reader))
@@ -120,6 +123,27 @@ public struct MessageDecoder: Sendable {
             } else {
                 feeds.append(feed)
             }
+        }
+    }
+
+    /// The identity section of a `hello`.
+    private func readIdentity(_ reader: inout ByteReader) throws -> PeerIdentity? {
+        switch try reader.readByte("identity flag") {
+        case 0:
+            return nil
+        case 1:
+            let publicKey = try reader.readRaw(32, "identity key")
+            let proof = try reader.readRaw(64, "identity proof")
+            let certificate = try reader.readLengthPrefixed("certificate")
+            do {
+                return PeerIdentity(
+                    publicKey: publicKey, proof: proof,
+                    certificate: certificate.isEmpty ? nil : try Certificate(bytes: certificate))
+            } catch {
+                throw WireError.malformed("hello: \(error)")
+            }
+        case let flag:
+            throw WireError.malformed("identity flag \(flag)")
         }
     }
 

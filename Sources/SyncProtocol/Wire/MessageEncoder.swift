@@ -92,6 +92,14 @@ public struct MessageEncoder: Sendable {
             writer.write(hello.role.rawValue)
             writer.write(uint16: hello.listenPort)
             writer.write(uint16: hello.protocolVersion)
+            if let identity = hello.identity {
+                writer.write(1)
+                writer.write(raw: identity.publicKey)
+                writer.write(raw: identity.proof)
+                writer.write(lengthPrefixed: identity.certificate?.bytes ?? [])
+            } else {
+                writer.write(0)
+            }
             return writer.bytes
         case .cursor(let cursor):
             return encodeHeads(cursor, type: .cursor, batchID: nil)

@@ -11,6 +11,40 @@ extension ClusterKey {
     ///
     /// - Throws: `KeyFileError.exists`, or `KeyFileError.io`.
     public func write(toFile path: String) throws {
+        try SecretFile.write(secret, toFile: path)
+    }
+
+    /// Reads the key that `write(toFile:)` wrote.
+    ///
+    /// Refuses a file that group or others may access (fix: `chmod 600`), one
+    /// that is not a regular file, and one that does not hold exactly 32
+    /// bytes.
+    ///
+    /// - Throws: `KeyFileError.missing`, `.tooOpen`, `.wrongSize`,
+    ///   `.notRegular` or `.io`.
+    public static func read(fromFile path: String) throws -> ClusterKey {
+        ClusterKey(secret: try SecretFile.read(fromFile: path, size: size))
+    }
+}
+
+/// An identity or admin key file: the 32-byte seed, in the cluster key's file format.
+extension SigningKey {
+    /// Creates `path` (mode 0600) with the seed; refuses to replace a file.
+    ///
+    /// - Throws: `KeyFileError.exists`, or `KeyFileError.io`.
+    public func write(toFile path: String) throws {
+        try SecretFile.write(seed, toFile: path)
+    }
+
+    /// Reads a key that `write(toFile:)` wrote, with the cluster key file's checks.
+    public static func read(fromFile path: String) throws -> SigningKey {
+        SigningKey(seed: try SecretFile.read(fromFile: path, size: size))
+    }
+}
+
+/// A file that holds exactly one secret's bytes, mode 0600.
+enum SecretFile {
+    static func write(_ secret: SecretBytes, toFile path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw errno == EEXIST
@@ -42,15 +76,7 @@ extension ClusterKey {
         Self.flushDirectory(containing: path)
     }
 
-    /// Reads the key that `write(toFile:)` wrote.
-    ///
-    /// Refuses a file that group or others may access (fix: `chmod 600`), one
-    /// that is not a regular file, and one that does not hold exactly 32
-    /// bytes.
-    ///
-    /// - Throws: `KeyFileError.missing`, `.tooOpen`, `.wrongSize`,
-    ///   `.notRegular` or `.io`.
-    public static func read(fromFile path: String) throws -> ClusterKey {
+    static func read(fromFile path: String, size: Int) throws -> SecretBytes {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw errno == ENOENT
@@ -82,7 +108,7 @@ extension ClusterKey {
         }
         guard readError == 0 else { throw KeyFileError.io(path: path, operation: "read", errno: readError) }
         guard total == size else { throw KeyFileError.wrongSize(path: path, size: total) }
-        return ClusterKey(secret: secret)
+        return secret
     }
 
     /// Makes the new directory entry durable; best effort, as a failure here

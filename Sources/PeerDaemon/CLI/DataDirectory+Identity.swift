@@ -1,0 +1,77 @@
+import Foundation
+import Gossip
+import Replica
+import SyncProtocol
+
+/// The replica's identity files: `identity.key` (the Ed25519 seed, mode
+/// 0600) and, once it joined with an invite, `certificate` (docs/identity.md).
+extension DataDirectory {
+    var identityKeyPath: String { (path as NSString).appendingPathComponent("identity.key") }
+    var certificatePath: String { (path as NSString).appendingPathComponent("certificate") }
+
+    /// The identity key; a data directory made before identities gets one now.
+    func identityKey() throws -> SigningKey {
+        do {
+            return try SigningKey.read(fromFile: identityKeyPath)
+        } catch KeyFileError.missing {
+            let key = SigningKey.generate()
+            do {
+                try key.write(toFile: identityKeyPath)
+            } catch KeyFileError.exists {
+                return try SigningKey.read(fromFile: identityKeyPath)  // another command made it first
+            }
+            return key
+        }
+    }
+
+    /// The certificate installed by `peerd init --join INVITE`, if any.
+    func certificate() throws -> Certificate? {
+        guard let data = FileManager.default.contents(atPath: certificatePath) else {
+            guard FileManager.default.fileExists(atPath: certificatePath) else { return nil }
+            throw CommandError("cannot read \(certificatePath)")
+        }
+        do {
+            return try Certificate(bytes: Array(data))
+        } catch {
+            throw CommandError(
+                "\(certificatePath): \(error); ask an admin for a new invite and run "
+                    + "`peerd init --data \(path) --join CODE`")
+        }
+    }
+
+    /// This replica's identity as the sync layer wants it.
+    func identity(replicaID: String) throws -> (key: SigningKey, certificate: Certificate?) {
+        let key = try identityKey()
+        let certificate = try certificate()
+        if let certificate, certificate.replicaID != replicaID || certificate.publicKey != key.publicKey {
+            throw CommandError(
+                "\(certificatePath) is for replica \(certificate.replicaID) and another key, not this replica "
+                    + "(\(replicaID)); remove it and join again with an invite for `peerd identity`")
+        }
+        return (key, certificate)
+    }
+
+    /// Installs an invite into this replica: checks that its certificate is
+    /// for this replica and key and is valid now, then writes the cluster key
+    /// and the certificate. The replica's events stay.
+    func join(_ invite: Invite, replicaID: String, nowMs: UInt64) throws {
+        let key = try identityKey()
+        do {
+            try invite.certificate.check(replicaID: replicaID, publicKey: key.publicKey, nowMs: nowMs)
+        } catch let error as IdentityError {
+            throw CommandError("--join: \(error)")
+        }
+        try replaceFile(named: "certificate", with: invite.certificate.bytes)
+        if (try? readClusterKey()) != invite.clusterKey {
+            // A new key file, renamed over the old one in one step.
+            let fresh = clusterKeyPath + ".new"
+            unlink(fresh)
+            try invite.clusterKey.write(toFile: fresh)
+            guard rename(fresh, clusterKeyPath) == 0 else {
+                let code = errno
+                unlink(fresh)
+                throw CommandError.cannotWrite(clusterKeyPath, errno: code)
+            }
+        }
+    }
+}
