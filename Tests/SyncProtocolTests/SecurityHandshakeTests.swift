@@ -22,8 +22,8 @@ import Testing
         #expect(exchange.wire.map(\.from) == [.initiator, .responder, .initiator])
         #expect(exchange.wire.map(\.frame.type) == [.handshakeInit, .handshakeReply, .handshakeFinish])
         #expect(exchange.wire.map(\.frame.body.count) == [38, 66, 32])
-        #expect(Array(exchange.wire[0].frame.body.prefix(6)) == Array("PSYN".utf8) + [0, 1])
-        #expect(Array(exchange.wire[1].frame.body.prefix(2)) == [0, 1])
+        #expect(Array(exchange.wire[0].frame.body.prefix(6)) == Array("PSYN".utf8) + [0, 2])
+        #expect(Array(exchange.wire[1].frame.body.prefix(2)) == [0, 2])
     }
 
     @Test func everyConnectionGetsFreshKeys() throws {
@@ -76,14 +76,14 @@ import Testing
 
     @Test func aNewerInitiatorIsRefusedWithBothVersionsNamed() throws {
         var exchange = HandshakeExchange(
-            initiatorKey: fixedClusterKey, responderKey: fixedClusterKey, initiatorVersion: 2, responderVersion: 1)
+            initiatorKey: fixedClusterKey, responderKey: fixedClusterKey, initiatorVersion: 3, responderVersion: 2)
         exchange.run()
         let responder = try #require(exchange.responderFailure)
         let initiator = try #require(exchange.initiatorFailure)
         #expect(responder.kind == .incompatibleVersion)
-        #expect(responder.rejectReason == "incompatible protocol version 2; this node speaks 1")
-        #expect(responder.reason.contains("protocol version 2; this node speaks 1"))
-        #expect(initiator.reason == "peer refused: incompatible protocol version 2; this node speaks 1")
+        #expect(responder.rejectReason == "incompatible protocol version 3; this node speaks 2")
+        #expect(responder.reason.contains("protocol version 3; this node speaks 2"))
+        #expect(initiator.reason == "peer refused: incompatible protocol version 3; this node speaks 2")
         #expect(exchange.wire.map(\.frame.type) == [.handshakeInit, .reject])
     }
 
@@ -93,13 +93,13 @@ import Testing
         _ = initiator.start()
         let directives = initiator.receive(Frame(type: .handshakeReply, body: [0, 3] + Array(repeating: 9, count: 64)))
         #expect(directives.failure?.kind == .incompatibleVersion)
-        #expect(directives.rejectReason == "incompatible protocol version 3; this node speaks 1")
+        #expect(directives.rejectReason == "incompatible protocol version 3; this node speaks 2")
     }
 
     @Test func aVersionMismatchIsReportedEvenWhenTheInitHasAnotherLength() {
         var responder = Handshake(
             role: .responder, clusterKey: fixedClusterKey, ephemeral: Handshake.ephemeralKeyPair())
-        let directives = responder.receive(Frame(type: .handshakeInit, body: Array("PSYN".utf8) + [0, 2, 1, 2, 3]))
+        let directives = responder.receive(Frame(type: .handshakeInit, body: Array("PSYN".utf8) + [0, 1, 1, 2, 3]))
         #expect(directives.failure?.kind == .incompatibleVersion)
     }
 }

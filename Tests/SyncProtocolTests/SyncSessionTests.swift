@@ -16,10 +16,35 @@ import Testing
         SessionFixtures.syncing(local: local, peer: peer, configure: configure)
     }
 
-    @Test func startSendsHelloThenTheWholeCursor() {
+    @Test func startSendsHelloAndTheWholeCursorFollowsThePeersAdmittedHello() {
         var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1))
-        let directives = session.start(localCursor: [feed: 4])
-        #expect(directives == [.send(.hello(Hello(replicaID: "me", listenPort: 1))), .send(.cursor([feed: 4]))])
+        #expect(session.start(localCursor: [feed: 4]) == [.send(.hello(Hello(replicaID: "me", listenPort: 1)))])
+        let peer = Hello(replicaID: "peer", listenPort: 2)
+        #expect(session.receive(.hello(peer)) == [.identified(peer), .send(.cursor([feed: 4]))])
+    }
+
+    @Test func aPeerRefusedForItsIdentityLearnsNoCursorAndHearsWhy() throws {
+        var configuration = SyncSession.Configuration()
+        configuration.trust = IdentityTests.trust(nowMs: IdentityTests.expiresMs)
+        var session = SyncSession(hello: Hello(replicaID: "me", listenPort: 1), configuration: configuration)
+        #expect(session.start(localCursor: [feed: 4]).count == 1)
+        let binding = [UInt8](repeating: 5, count: 32)
+        var refusing = SyncSession(
+            hello: Hello(replicaID: "me", listenPort: 1), configuration: configuration, binding: binding,
+            role: .responder)
+        _ = refusing.start(localCursor: [feed: 4])
+        let identity = PeerIdentity.proving(
+            IdentityTests.replica, certificate: IdentityTests.vector(), binding: binding, role: .initiator)
+        let reason =
+            "refused: the certificate of replica alice-tablet expired at 2026-12-30T03:06:40Z; ask an admin for a new "
+            + "one (`peerd invite`) and run `peerd init --join CODE` on that replica"
+        #expect(
+            refusing.receive(.hello(Hello(replicaID: "alice-tablet", listenPort: 2, identity: identity)))
+                == [.send(.goodbye(reason: reason)), .close(reason: reason)])
+        #expect(refusing.peerIdentity == nil && !refusing.hasSynced)
+        // Without an identity at all, the reason names the missing certificate.
+        let directives = session.receive(.hello(Hello(replicaID: "bob", listenPort: 2)))
+        #expect(directives.first == .send(.goodbye(reason: "refused: " + IdentityError.noCertificate(replicaID: "bob").description)))
     }
 
     @Test func thePeersCursorAsksForExactlyWhatItLacks() {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Who a replica says it is, in its `hello`: its identity public key, a
 /// signature with that key over this connection's handshake transcript
 /// (so the hello cannot be replayed on another connection), and its
@@ -47,19 +45,16 @@ public struct PeerIdentity: Hashable, Sendable {
 public struct TrustPolicy: Sendable {
     /// The admin key every certificate must be signed by; `nil`: an open cluster.
     public var adminKey: [UInt8]?
-    /// Unix ms now, for certificate expiry.
+    /// Unix ms now, for certificate expiry (the shell's wall clock).
     public var wallClockMs: @Sendable () -> UInt64
 
-    public init(adminKey: [UInt8]? = nil, wallClockMs: @escaping @Sendable () -> UInt64 = TrustPolicy.systemClockMs) {
+    public init(adminKey: [UInt8]?, wallClockMs: @escaping @Sendable () -> UInt64) {
         self.adminKey = adminKey
         self.wallClockMs = wallClockMs
     }
 
-    /// An open cluster: every holder of the cluster key.
-    public static let open = TrustPolicy()
-
-    /// The system's wall clock.
-    public static let systemClockMs: @Sendable () -> UInt64 = { UInt64(Date().timeIntervalSince1970 * 1000) }
+    /// An open cluster: every holder of the cluster key (no expiry to check, so no clock).
+    public static let open = TrustPolicy(adminKey: nil, wallClockMs: { 0 })
 
     /// The peer's identity when it may sync with us; it spoke as `role` on the
     /// connection whose transcript is `binding`.

@@ -180,7 +180,6 @@ public struct PeerManager: Sendable {
         connections[id] = connection
         if let dialed = connection.dialed, var target = targets[dialed] {
             target.replicaID = peerID
-            target.failures = 0
             target.lastError = nil
             targets[dialed] = target
         }

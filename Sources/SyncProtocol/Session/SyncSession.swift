@@ -75,7 +75,7 @@ public struct SyncSession: Sendable {
     enum State: Sendable, CustomStringConvertible {
         /// Before `start`.
         case idle
-        /// Our hello and cursor are out; the peer's hello is next.
+        /// Our hello is out; the peer's hello is next.
         case awaitingHello
         /// The peer said who it is; its first cursor is next.
         case awaitingCursor(peer: Hello)
@@ -165,14 +165,15 @@ public struct SyncSession: Sendable {
         return report.cursor == syncing.peerHeads
     }
 
-    /// Opens the session: our hello and our whole cursor.
+    /// Opens the session: our hello. Our whole cursor follows once the
+    /// peer's hello is admitted, so a peer that is refused learns nothing
+    /// of what we hold.
     public mutating func start(localCursor: VectorCursor) -> [Directive] {
         switch state {
         case .idle:
             self.localCursor = localCursor
-            advertised = localCursor
             state = .awaitingHello
-            return [.send(.hello(hello)), .send(.cursor(localCursor))]
+            return [.send(.hello(hello))]
         case .awaitingHello, .awaitingCursor, .syncing, .closed:
             return fail("start in state \(state)")
         }
@@ -202,7 +203,8 @@ public struct SyncSession: Sendable {
                 return fail("refused: \(error)")
             }
             state = .awaitingCursor(peer: peer)
-            return [.identified(peer)]
+            advertised = localCursor
+            return [.identified(peer), .send(.cursor(localCursor))]
         case (.awaitingCursor(let peer), .cursor(let heads)):
             var syncing = Syncing(peer: peer, localReplicaID: hello.replicaID)
             let stateDirectives = syncing.stateIfDue(localState, advertised: advertised)
