@@ -17,7 +17,7 @@ struct GossipAdmissionTests {
 
     /// A handshake init as a stranger without the key would send it: 43 bytes.
     static let handshakeInit: [UInt8] =
-        [0, 0, 0, 39, 1] + Array("PSYN".utf8) + [0, 1] + (0..<32).map { _ in UInt8.random(in: 0...255) }
+        [0, 0, 0, 39, 1] + Array("PSYN".utf8) + [0, 2] + (0..<32).map { _ in UInt8.random(in: 0...255) }
 
     /// `VmRSS` of `/proc/PID/status`, in MiB.
     static func residentMiB(_ pid: Int32) throws -> Double {

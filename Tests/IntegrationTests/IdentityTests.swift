@@ -63,7 +63,8 @@ struct IdentityTests {
         #expect(certificate["read_scopes"] as? [String] == ["bob", "team"])
         #expect(certificate["write_scopes"] as? [String] == ["bob"])
         #expect(certificate["expires_ms"] == nil)
-        let aCertificate = try #require((try json(a, "/status")["identity"] as? [String: Any])?["certificate"] as? [String: Any])
+        let aCertificate = try #require(
+            (try json(a, "/status")["identity"] as? [String: Any])?["certificate"] as? [String: Any])
         #expect(aCertificate["read_scopes"] as? [String] == ["alice", "team"])
         #expect(aCertificate["admin_key"] as? String == certificate["admin_key"] as? String)
         let expires = try #require(aCertificate["expires_ms"] as? Int64)
@@ -130,8 +131,10 @@ struct IdentityTests {
         for arguments in [
             ["invite", "--admin-key", temp.path("admin.key"), "--for", "garbage", "--read", "", "--write", ""],
             ["invite", "--admin-key", temp.path("admin.key"), "--for", bIdentity, "--read", "a,,b", "--write", ""],
-            ["invite", "--admin-key", temp.path("admin.key"), "--for", bIdentity, "--read", "", "--write", "",
-             "--expires", "2020-01-01T00:00:00Z"],
+            [
+                "invite", "--admin-key", temp.path("admin.key"), "--for", bIdentity, "--read", "", "--write", "",
+                "--expires", "2020-01-01T00:00:00Z",
+            ],
             ["invite", "--for", bIdentity, "--read", "", "--write", ""],
         ] {
             let result = try Executables.peerd(arguments, data: temp.url("a"))

@@ -30,13 +30,18 @@ import Testing
     }
 
     @Test func theCertificateTestVectorHasItsDocumentedBytes() throws {
-        #expect(Hex.string(IdentityTests.admin.publicKey) == "8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c")
-        #expect(Hex.string(IdentityTests.replica.publicKey) == "8139770ea87d175f56a35466c34c7ecccb8d8a91b4ee37a25df60f5b8fc9b394")
+        #expect(
+            Hex.string(IdentityTests.admin.publicKey)
+                == "8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c")
+        #expect(
+            Hex.string(IdentityTests.replica.publicKey)
+                == "8139770ea87d175f56a35466c34c7ecccb8d8a91b4ee37a25df60f5b8fc9b394")
         let certificate = IdentityTests.vector()
         #expect(Hex.string(certificate.bytes) == IdentityTests.vectorHex)
         let read = try Certificate(bytes: certificate.bytes)
         #expect(read == certificate)
-        #expect(read.replicaID == "alice-tablet" && read.readScopes == ["alice", "team"] && read.writeScopes == ["alice"])
+        #expect(
+            read.replicaID == "alice-tablet" && read.readScopes == ["alice", "team"] && read.writeScopes == ["alice"])
         #expect(read.expiresMs == IdentityTests.expiresMs && read.issuedMs == IdentityTests.issuedMs)
     }
 
@@ -64,7 +69,8 @@ import Testing
         let certificate = IdentityTests.vector()
         try certificate.check(
             replicaID: "alice-tablet", publicKey: IdentityTests.replica.publicKey, nowMs: IdentityTests.expiresMs - 1)
-        #expect(throws: IdentityError.certificateExpired(replicaID: "alice-tablet", expiresMs: IdentityTests.expiresMs)) {
+        #expect(throws: IdentityError.certificateExpired(replicaID: "alice-tablet", expiresMs: IdentityTests.expiresMs))
+        {
             try certificate.check(
                 replicaID: "alice-tablet", publicKey: IdentityTests.replica.publicKey, nowMs: IdentityTests.expiresMs)
         }
@@ -89,7 +95,8 @@ import Testing
         #expect(try trust.admit(proved, replicaID: "alice-tablet", binding: binding, role: .initiator) == proved)
         // The proof is for one connection and one side.
         #expect(throws: IdentityError.badProof(replicaID: "alice-tablet")) {
-            try trust.admit(proved, replicaID: "alice-tablet", binding: [UInt8](repeating: 8, count: 32), role: .initiator)
+            try trust.admit(
+                proved, replicaID: "alice-tablet", binding: [UInt8](repeating: 8, count: 32), role: .initiator)
         }
         #expect(throws: IdentityError.badProof(replicaID: "alice-tablet")) {
             try trust.admit(proved, replicaID: "alice-tablet", binding: binding, role: .responder)
@@ -114,7 +121,8 @@ import Testing
         #expect(throws: IdentityError.untrustedAdmin(replicaID: "alice-tablet", adminKey: stranger.publicKey)) {
             try trust.admit(foreignIdentity, replicaID: "alice-tablet", binding: binding, role: .initiator)
         }
-        #expect(throws: IdentityError.certificateExpired(replicaID: "alice-tablet", expiresMs: IdentityTests.expiresMs)) {
+        #expect(throws: IdentityError.certificateExpired(replicaID: "alice-tablet", expiresMs: IdentityTests.expiresMs))
+        {
             try IdentityTests.trust(nowMs: IdentityTests.expiresMs + 1).admit(
                 proved, replicaID: "alice-tablet", binding: binding, role: .initiator)
         }
@@ -131,8 +139,10 @@ import Testing
             IdentityTests.replica, certificate: IdentityTests.vector(), binding: [1, 2, 3], role: .responder)
         for hello in [
             Hello(replicaID: "alice-tablet", listenPort: 4100, identity: identity),
-            Hello(replicaID: "alice-tablet", listenPort: 4100, identity: PeerIdentity(
-                publicKey: identity.publicKey, proof: identity.proof, certificate: nil)),
+            Hello(
+                replicaID: "alice-tablet", listenPort: 4100,
+                identity: PeerIdentity(
+                    publicKey: identity.publicKey, proof: identity.proof, certificate: nil)),
             Hello(replicaID: "alice-tablet", listenPort: 4100),
         ] {
             var encoder = MessageEncoder()

@@ -44,7 +44,9 @@ import Testing
         #expect(refusing.peerIdentity == nil && !refusing.hasSynced)
         // Without an identity at all, the reason names the missing certificate.
         let directives = session.receive(.hello(Hello(replicaID: "bob", listenPort: 2)))
-        #expect(directives.first == .send(.goodbye(reason: "refused: " + IdentityError.noCertificate(replicaID: "bob").description)))
+        #expect(
+            directives.first
+                == .send(.goodbye(reason: "refused: " + IdentityError.noCertificate(replicaID: "bob").description)))
     }
 
     @Test func thePeersCursorAsksForExactlyWhatItLacks() {

@@ -32,10 +32,10 @@ struct GossipAttack: Sendable {
 
     static let all = [idle, oversized, trickle]
 
-    /// `00 00 00 27 01 "PSYN" 00 01` and 32 random bytes.
+    /// `00 00 00 27 01 "PSYN" 00 02` (version 2) and 32 random bytes.
     static var handshakeInit: [UInt8] {
         let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        return [0x00, 0x00, 0x00, 0x27, 0x01] + Array("PSYN".utf8) + [0x00, 0x01] + key
+        return [0x00, 0x00, 0x00, 0x27, 0x01] + Array("PSYN".utf8) + [0x00, 0x02] + key
     }
 }
 

@@ -59,7 +59,8 @@ enum IdentityCommands {
             do {
                 identity = try IdentityCode(code: try required("for", "IDENTITY"))
             } catch let error as IdentityError {
-                throw UsageError.badValue(arguments.options["for"] ?? "", of: "for", "needs an identity code (\(error))")
+                throw UsageError.badValue(
+                    arguments.options["for"] ?? "", of: "for", "needs an identity code (\(error))")
             }
             let read = try scopes(try required("read", "SCOPES"), option: "read")
             let write = try scopes(try required("write", "SCOPES"), option: "write")

@@ -53,8 +53,10 @@ struct HandshakeKeySchedule {
     /// The session keys for `role`: it seals with its own direction's key.
     func sessionKeys(for role: Handshake.Role) -> SessionKeys {
         switch role {
-        case .initiator: SessionKeys(sending: initiatorToResponder, receiving: responderToInitiator, transcript: transcript)
-        case .responder: SessionKeys(sending: responderToInitiator, receiving: initiatorToResponder, transcript: transcript)
+        case .initiator:
+            SessionKeys(sending: initiatorToResponder, receiving: responderToInitiator, transcript: transcript)
+        case .responder:
+            SessionKeys(sending: responderToInitiator, receiving: initiatorToResponder, transcript: transcript)
         }
     }
 

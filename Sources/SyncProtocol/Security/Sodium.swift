@@ -96,7 +96,8 @@ enum Sodium {
             seed.withUnsafeBytes { seedBytes in
                 publicKey.withUnsafeMutableBufferPointer { pk in
                     _ = crypto_sign_seed_keypair(
-                        pk.baseAddress!, secret.baseAddress!, seedBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                        pk.baseAddress!, secret.baseAddress!, seedBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    )
                 }
             }
         }
@@ -109,7 +110,8 @@ enum Sodium {
         var signature = [UInt8](repeating: 0, count: signatureSize)
         secretKey.withUnsafeBytes { secret in
             _ = crypto_sign_detached(
-                &signature, nil, message, UInt64(message.count), secret.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                &signature, nil, message, UInt64(message.count), secret.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            )
         }
         return signature
     }
