@@ -19,13 +19,15 @@ struct IdentityTests {
         try certify("a", read: "team,alice", write: "alice", expires: "30d")
     }
 
-    /// `peerd invite` for `dir`'s identity, run on `a`, then `init --join` on `dir`.
+    /// `peerd invite` for `dir`'s identity, run on `via`, then `init --join` on `dir`.
     @discardableResult
-    func certify(_ dir: String, read: String, write: String, expires: String? = nil) throws -> String {
+    func certify(_ dir: String, read: String, write: String, expires: String? = nil, via: String = "a") throws
+        -> String
+    {
         let identity = try temp.peerdOK(["identity"], dir)
         let invite = try temp.peerdOK(
             ["invite", "--admin-key", temp.path("admin.key"), "--for", identity, "--read", read, "--write", write]
-                + (expires.map { ["--expires", $0] } ?? []), "a")
+                + (expires.map { ["--expires", $0] } ?? []), via)
         return try temp.peerdOK(["init", "--join", invite], dir)
     }
 
@@ -44,12 +46,12 @@ struct IdentityTests {
         try certifiedCluster(["b"])
         let attributes = try FileManager.default.attributesOfItem(atPath: temp.path("b/identity.key"))
         #expect(attributes[.posixPermissions] as? Int == 0o600 && attributes[.size] as? Int == 32)
-        let joined = try certify("b", read: "team,bob", write: "bob")
-        #expect(joined.contains("read bob,team · write bob · no expiry"), "\(joined)")
+        let joined = try certify("b", read: "team,bob", write: "bob,team")
+        #expect(joined.contains("read bob,team · write bob,team · no expiry"), "\(joined)")
 
         let a = try Daemon.start(data: temp.url("a"))
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address])
-        try b.createItem("bolts")
+        #expect(try create("bolts", scope: "team", on: b).status == 201)
         _ = try Convergence.wait([temp.url("a"), temp.url("b")])
 
         let bID = try ReplicaStatus.of(temp.url("b")).replica_id
@@ -61,7 +63,7 @@ struct IdentityTests {
         #expect(identity["public_key"] as? String == bKey)
         let certificate = try #require(identity["certificate"] as? [String: Any])
         #expect(certificate["read_scopes"] as? [String] == ["bob", "team"])
-        #expect(certificate["write_scopes"] as? [String] == ["bob"])
+        #expect(certificate["write_scopes"] as? [String] == ["bob", "team"])
         #expect(certificate["expires_ms"] == nil)
         let aCertificate = try #require(
             (try json(a, "/status")["identity"] as? [String: Any])?["certificate"] as? [String: Any])
@@ -142,5 +144,54 @@ struct IdentityTests {
         }
         let again = try Executables.peerd(["admin-key", "--out", temp.path("admin.key")], data: temp.url("a"))
         #expect(again.status == 1 && again.stderr.contains("refusing to overwrite"), "\(again.stderr)")
+    }
+
+    /// `POST /items` in `scope`; the reply's status and body.
+    func create(_ name: String, scope: String, on daemon: Daemon) throws -> (status: Int, text: String) {
+        let reply = try daemon.api!.request(
+            "POST", "/items", body: #"{"name":"\#(name)","quantity":1,"scope":"\#(scope)"}"#)
+        return (reply.status, reply.text)
+    }
+
+    /// The scopes of the feeds `dir` holds.
+    func scopes(_ dir: String) throws -> Set<String> {
+        Set(try Peek.cursor(temp.url(dir)).feeds.map(\.scope))
+    }
+
+    @Test("alice sees team and alice, bob sees team and bob, and neither the other's, directly or through a hub")
+    func eachReplicaSeesOnlyItsScopes() throws {
+        try temp.peerdOK(["admin-key", "--out", temp.path("admin.key")], "hub")
+        try temp.cluster("hub", ["alice", "bob"])
+        try certify("hub", read: "*", write: "team", via: "hub")
+        try certify("alice", read: "team,alice", write: "alice", via: "hub")
+        try certify("bob", read: "team,bob", write: "bob", via: "hub")
+        let hub = try Daemon.start(data: temp.url("hub"))
+        let alice = try Daemon.start(data: temp.url("alice"), peers: [hub.address])
+        let bob = try Daemon.start(data: temp.url("bob"), peers: [hub.address, alice.address])
+
+        #expect(try create("plan", scope: "team", on: hub).status == 201)
+        #expect(try create("alice's list", scope: "alice", on: alice).status == 201)
+        #expect(try create("bob's list", scope: "bob", on: bob).status == 201)
+        let refused = try create("bob's, by alice", scope: "bob", on: alice)
+        #expect(refused.status == 403 && refused.text.contains("scope_not_writable"), "\(refused.text)")
+
+        let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
+            try scopes("hub") == ["team", "alice", "bob"] && scopes("alice") == ["team", "alice"]
+                && scopes("bob") == ["team", "bob"]
+        }
+        let seen = "hub \(try scopes("hub")), alice \(try scopes("alice")), bob \(try scopes("bob"))"
+        #expect(arrived, "\(seen)")
+        // A later team item reaches both; what each may not read still has not.
+        #expect(try create("later", scope: "team", on: hub).status == 201)
+        let later = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
+            try [temp.url("alice"), temp.url("bob")].allSatisfy { try Peek.eventCount($0) == 3 }
+        }
+        #expect(later)
+        #expect(try scopes("alice") == ["team", "alice"] && scopes("bob") == ["team", "bob"])
+        let aliceItems = try alice.api!.request("GET", "/items").text
+        #expect(aliceItems.contains("alice's list") && !aliceItems.contains("bob's list"))
+        // alice and bob are connected, and each is told only of the feeds it may read.
+        let bobID = try ReplicaStatus.of(temp.url("bob")).replica_id
+        #expect(try row(of: bobID, in: alice) != nil)
     }
 }

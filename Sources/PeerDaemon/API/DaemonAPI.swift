@@ -13,6 +13,8 @@ final class DaemonAPI: @unchecked Sendable {
         var role = "peer"
         /// This replica's identity, as `GET /status` shows it.
         var identity: IdentityReport
+        /// This replica's certificate: local writes must stay within its write scopes.
+        var certificate: Certificate?
         /// `--topology`, as `GET /peers` shows it.
         var topologyMode = TopologyMode.auto
         /// When set, every request needs `Authorization: Bearer <token>`

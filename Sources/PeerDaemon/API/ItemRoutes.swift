@@ -18,9 +18,16 @@ extension DaemonAPI {
         return .json(value: item)
     }
 
-    /// `{name, quantity}` → a `Created` event for a new item.
+    /// `{name, quantity, scope?}` → a `Created` event for a new item, in
+    /// the feed of `scope` (default `default`).
     func createItem(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try Self.jsonObject(request)
+        let scope: String
+        switch body["scope"] {
+        case nil, .null?: scope = FeedID.defaultScope
+        case .string(let given)?: scope = try writableScope(given)
+        default: throw APIError.invalidEvent("scope must be a string")
+        }
         guard case .string(let name)? = body["name"], !name.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw APIError.invalidEvent("name must be a non-empty string")
         }
@@ -28,14 +35,15 @@ extension DaemonAPI {
             throw APIError.invalidEvent("quantity must be a whole number of 0 or more")
         }
         let event = ItemEvent.created(name: name, quantity: quantity)
-        return try store(request, doubleTapKey: "item/new\n\(event.payload)") {
-            NewEvent(item: UUID().uuidString.lowercased(), event)
+        return try store(request, doubleTapKey: "item/new\n\(scope)\n\(event.payload)") {
+            NewEvent(item: UUID().uuidString.lowercased(), event, scope: scope)
         }
     }
 
     /// An Item event payload such as `{"type":"Renamed","name":"x"}` for an
-    /// existing item that is not deleted.
+    /// existing item that is not deleted, in the feed of `?scope=` (default `default`).
     func appendItemEvent(id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let scope = try writableScope(request.query["scope"] ?? FeedID.defaultScope)
         let payload = try Self.jsonObject(request)
         guard let type = payload["type"]?.stringValue else {
             throw APIError.invalidEvent("the payload needs a \"type\"")
@@ -43,18 +51,21 @@ extension DaemonAPI {
         if type == "Created" { throw APIError.invalidEvent("Created makes a new item: POST /items") }
         try Self.checkLocalEdit(payload)
         // The event log validates the payload against the Item domain (422 when it does not fit).
-        let event = NewEvent(entityType: Item.entityType, entityID: id, payload: payload.canonicalText)
-        return try store(request, doubleTapKey: "item/\(id)\n\(event.payload)") {
+        let event = NewEvent(entityType: Item.entityType, entityID: id, payload: payload.canonicalText, scope: scope)
+        return try store(request, doubleTapKey: "item/\(id)\n\(scope)\n\(event.payload)") {
             try requireLiveItem(id)
             return event
         }
     }
 
     func undoItem(id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let scope = try writableScope(request.query["scope"] ?? FeedID.defaultScope)
         _ = try requireItem(id)
         let key = request.headers["idempotency-key"]
         // Not a double tap when repeated: each undo cancels another event.
-        let stored = try timedAppend { try $0.undo(entityType: Item.entityType, entityID: id, idempotencyKey: key) }
+        let stored = try timedAppend {
+            try $0.undo(entityType: Item.entityType, entityID: id, scope: scope, idempotencyKey: key)
+        }
         return .json(201, EventJSON.line(for: stored))
     }
 
@@ -98,6 +109,19 @@ extension DaemonAPI {
         if let name = payload["name"]?.stringValue, name.trimmingCharacters(in: .whitespaces).isEmpty {
             throw APIError.invalidEvent("name must not be blank")
         }
+    }
+
+    /// `scope` when this replica may write it: not empty, and within its
+    /// certificate's write scopes when it has one (peers would refuse the rest).
+    private func writableScope(_ scope: String) throws -> String {
+        guard !scope.isEmpty else { throw APIError.invalidEvent("scope must not be empty") }
+        if let certificate = settings.certificate, !certificate.mayWrite(scope) {
+            throw APIError(
+                403, "scope_not_writable",
+                "this replica's certificate does not let it write scope \(scope) (it may write "
+                    + "\(certificate.writeScopes.isEmpty ? "none" : certificate.writeScopes.joined(separator: ",")))")
+        }
+        return scope
     }
 
     private func requireItem(_ id: String) throws -> Item {

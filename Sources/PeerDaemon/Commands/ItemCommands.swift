@@ -1,27 +1,38 @@
 import DaemonClient
 import Foundation
 import Replica
+import SyncProtocol
 
 /// `peerd item …`: append Item events to this replica's feed.
 enum ItemCommands {
     static let all: [Command] = [
         Command(
-            path: ["item", "create"], usage: "item create NAME QTY [--json] [--idempotency-key KEY]",
-            summary: "Creates an item and prints its id (or the stored event with --json).",
-            flags: ["json"], options: ["idempotency-key"]
+            path: ["item", "create"], usage: "item create NAME QTY [--scope SCOPE] [--json] [--idempotency-key KEY]",
+            summary: """
+                Creates an item and prints its id (or the stored event with --json). Its Created event goes to \
+                this replica's feed of SCOPE (default: default), which the replica's certificate must let it write.
+                """,
+            flags: ["json"], options: ["idempotency-key", "scope"]
         ) { arguments, directory in
             let words = try arguments.positional("NAME", "QTY")
             let name = try name(words[0])
             let quantity = try quantity(words[1])
             let key = arguments.options["idempotency-key"]
+            let scope = arguments.options["scope"] ?? FeedID.defaultScope
+            guard !scope.isEmpty else { throw UsageError.badValue(scope, of: "scope", "needs a scope name") }
             let stored: StoredEvent
             switch try ReplicaAccess.of(directory) {
             case .daemon(let api):
-                let body = "{\"name\":\(EventJSON.quoted(name)),\"quantity\":\(quantity)}"
+                let body =
+                    "{\"name\":\(EventJSON.quoted(name)),\"quantity\":\(quantity),\"scope\":\(EventJSON.quoted(scope))}"
                 stored = try DaemonEndpoint.storedEvent(try api.call("POST", "/items", body: body, idempotencyKey: key))
             case .files(let directory):
+                if let certificate = try directory.certificate(), !certificate.mayWrite(scope) {
+                    throw CommandError("this replica's certificate does not let it write scope \(scope)")
+                }
                 stored = try directory.openLog().append(
-                    NewEvent(item: UUID().uuidString.lowercased(), .created(name: name, quantity: quantity)),
+                    NewEvent(
+                        item: UUID().uuidString.lowercased(), .created(name: name, quantity: quantity), scope: scope),
                     idempotencyKey: key)
             }
             report(stored, arguments, plain: stored.event.entityID)

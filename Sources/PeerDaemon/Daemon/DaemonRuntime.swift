@@ -93,6 +93,7 @@ enum DaemonRuntime {
                 settings: DaemonAPI.Settings(
                     role: settings.role.description,
                     identity: IdentityReport(publicKey: identity.key.publicKey, certificate: identity.certificate),
+                    certificate: identity.certificate,
                     topologyMode: settings.topology, token: token,
                     deviceTokens: DeviceTokens.Watched(path: DeviceTokens.path(in: directory.path)),
                     doubleTapWindowMs: settings.doubleTapWindowMs),

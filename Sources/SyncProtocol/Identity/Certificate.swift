@@ -14,6 +14,8 @@ public struct Certificate: Hashable, Sendable {
     public static let magic: [UInt8] = Array("PSCT".utf8)
     /// The layout version this build writes and reads.
     public static let format: UInt8 = 1
+    /// The scope that stands for every scope (a relay's, an admin's own replica).
+    public static let everyScope = "*"
     /// What the admin's signature covers before the certificate's bytes.
     static let signatureContext = Array("peersync/1 certificate".utf8)
 
@@ -116,5 +118,15 @@ public struct Certificate: Hashable, Sendable {
         if let expiresMs, nowMs >= expiresMs {
             throw IdentityError.certificateExpired(replicaID: replicaID, expiresMs: expiresMs)
         }
+    }
+
+    /// Whether the certificate lets its replica read feeds of `scope`.
+    public func mayRead(_ scope: String) -> Bool {
+        readScopes.contains(scope) || readScopes.contains(Certificate.everyScope)
+    }
+
+    /// Whether the certificate lets its replica write feeds of `scope`.
+    public func mayWrite(_ scope: String) -> Bool {
+        writeScopes.contains(scope) || writeScopes.contains(Certificate.everyScope)
     }
 }

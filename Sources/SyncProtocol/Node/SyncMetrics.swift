@@ -21,6 +21,8 @@ public struct SyncMetrics: Sendable, Hashable {
     public var eventsRejectedInvalid = 0
     /// Events quarantined because they collide with a held event (a fork).
     public var eventsRejectedFork = 0
+    /// Events a peer sent of its own feeds in scopes its certificate may not write.
+    public var eventsRejectedScope = 0
     /// Distinct feed slots (feed and seq) where a fork was seen.
     public var forksDetected = 0
     /// Bytes on the wire over every connection, closed ones included.
@@ -46,5 +48,5 @@ public struct SyncMetrics: Sendable, Hashable {
     public init() {}
 
     /// Events offered by peers and not stored, for whatever reason.
-    public var eventsRejected: Int { eventsRejectedGap + eventsRejectedInvalid + eventsRejectedFork }
+    public var eventsRejected: Int { eventsRejectedGap + eventsRejectedInvalid + eventsRejectedFork + eventsRejectedScope }
 }

@@ -61,4 +61,19 @@ extension SyncNode {
             clockSkewMs[origin] = max(clockSkewMs[origin] ?? 0, skew)
         }
     }
+
+    /// Events a peer sent of its own feeds in scopes its certificate may not
+    /// write: counted, and logged with the peer and the feeds.
+    mutating func noteRefusedWrites(_ events: [FeedID: Int], on id: ConnectionID) {
+        let total = events.values.reduce(0, +)
+        counters.eventsRejectedScope += total
+        let feeds = events.keys.sorted().map { "\($0.replicaID)/\($0.scope)=\(events[$0]!)" }.joined(separator: ",")
+        emit(
+            LogRecord(
+                .warning, "refused events outside the peer's write scopes",
+                [
+                    ("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"), ("events", "\(total)"),
+                    ("feeds", feeds),
+                ]))
+    }
 }

@@ -82,7 +82,11 @@ extension SyncNode {
                 rest.removeFirst()
                 var refused: [SyncSession.Directive] = []
                 for directive in sessions[id]!.receive(message) {
-                    if case .ingest(let batch) = directive { run.append(batch) } else { refused.append(directive) }
+                    switch directive {
+                    case .ingest(let batch): run.append(batch)
+                    case .refusedWrites(let events): noteRefusedWrites(events, on: id)
+                    default: refused.append(directive)
+                    }
                 }
                 guard refused.isEmpty else {
                     // Out of order: the session closes; nothing of the run is stored.

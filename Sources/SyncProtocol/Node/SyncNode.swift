@@ -272,6 +272,8 @@ public struct SyncNode: Sendable {
                 noteTopology()
                 effects += carryOut(directives, now: now)
                 effects += exchangePeers(on: id, hello: hello)
+            case .refusedWrites(let events):
+                noteRefusedWrites(events, on: id)
             case .learned(let learned):
                 for advert in learned where advert.replicaID != configuration.hello.replicaID {
                     manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)

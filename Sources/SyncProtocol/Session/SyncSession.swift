@@ -68,6 +68,9 @@ public struct SyncSession: Sendable {
         case identified(Hello)
         /// The peer told us where other replicas are.
         case learned([PeerAdvert])
+        /// Events of the peer's own feeds in scopes its certificate may not
+        /// write, per feed: left out of the batch to ingest.
+        case refusedWrites([FeedID: Int])
         /// End the connection; the reason is for the log.
         case close(reason: String)
     }
@@ -203,6 +206,7 @@ public struct SyncSession: Sendable {
                 return fail("refused: \(error)")
             }
             state = .awaitingCursor(peer: peer)
+            localCursor = visible(localCursor)
             advertised = localCursor
             return [.identified(peer), .send(.cursor(localCursor))]
         case (.awaitingCursor(let peer), .cursor(let heads)):
@@ -225,7 +229,8 @@ public struct SyncSession: Sendable {
             state = .idle
             syncing.received(batch)
             state = .syncing(syncing)
-            return [.ingest(batch)]
+            let (writable, refused) = permittedWrites(batch)
+            return (refused.isEmpty ? [] : [.refusedWrites(refused)]) + [.ingest(writable)]
         case (.syncing(var syncing), .state(let summary)):
             // The sender's cursor messages so far describe what it held.
             syncing.peerState = StateReport(summary: summary, cursor: syncing.peerHeads)
@@ -263,7 +268,7 @@ public struct SyncSession: Sendable {
 
     /// Our log changed (a local append, or events from any peer).
     public mutating func localCursorChanged(_ cursor: VectorCursor) -> [Directive] {
-        localCursor = cursor
+        localCursor = peer == nil ? cursor : visible(cursor)
         guard configuration.livePush, case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
@@ -354,6 +359,40 @@ public struct SyncSession: Sendable {
             state = .closed(reason: reason)
             return [.send(.goodbye(reason: reason)), .close(reason: reason)]
         }
+    }
+
+    /// The peer's certificate, when it limits what the peer may read and
+    /// write: in a cluster with an admin key (in an open cluster nothing
+    /// vouches for a certificate's scopes).
+    private var peerScopes: Certificate? {
+        configuration.trust.adminKey == nil ? nil : peerIdentity?.certificate
+    }
+
+    /// The feeds of `cursor` the peer may read, and its own: the only ones
+    /// this session tells it about, asks for or sends.
+    private func visible(_ cursor: VectorCursor) -> VectorCursor {
+        guard let scopes = peerScopes, let peer else { return cursor }
+        return VectorCursor(
+            heads: cursor.heads.filter { feed, _ in
+                scopes.mayRead(feed.scope) || SyncSession.origin(of: feed) == peer.replicaID
+            })
+    }
+
+    /// The batch without the events of the peer's own feeds whose scope its
+    /// certificate may not write, and those left out, per feed. (Events it
+    /// forwards from other replicas are not checked here.)
+    private func permittedWrites(_ batch: EventBatch) -> (EventBatch, [FeedID: Int]) {
+        guard let scopes = peerScopes, let peer else { return (batch, [:]) }
+        var refused: [FeedID: Int] = [:]
+        var kept = batch
+        kept.events = batch.events.filter { event in
+            guard SyncSession.origin(of: event.feed) == peer.replicaID, !scopes.mayWrite(event.feed.scope) else {
+                return true
+            }
+            refused[event.feed, default: 0] += 1
+            return false
+        }
+        return (kept, refused)
     }
 
     private mutating func fail(_ reason: String) -> [Directive] {
