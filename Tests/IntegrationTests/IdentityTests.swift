@@ -193,5 +193,10 @@ struct IdentityTests {
         // alice and bob are connected, and each is told only of the feeds it may read.
         let bobID = try ReplicaStatus.of(temp.url("bob")).replica_id
         #expect(try row(of: bobID, in: alice) != nil)
+        // Holding what each may see is being in sync: `peerd wait` returns for both and the hub.
+        for dir in ["alice", "bob", "hub"] {
+            let wait = try Executables.peerd(["wait", "--converged-with", "2", "--timeout", "30"], data: temp.url(dir))
+            #expect(wait.status == 0, "\(dir): \(wait.stdout) \(wait.stderr)")
+        }
     }
 }

@@ -281,6 +281,8 @@ extension GossipService {
     /// it is a refusal, after it an ordinary close.
     private func ended(_ connection: PeerConnection, reason: String) {
         if case .closing = connection.phase { return finish(connection, reason: connection.closeReason ?? reason) }
+        // A close already asked for (a goodbye that came with the peer's last bytes) says why, not the EOF.
+        if let asked = connection.closeReason { return finish(connection, reason: asked) }
         if connection.isEstablished {
             connection.closeReason = reason
             return finish(connection, reason: reason)

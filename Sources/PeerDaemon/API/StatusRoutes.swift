@@ -27,7 +27,8 @@ extension DaemonAPI {
                 events_missing: connected.reduce(0) { $0 + $1.eventsToReceive },
                 events_to_send: connected.reduce(0) { $0 + $1.eventsToSend },
                 peers_in_sync: connected.filter { row in
-                    row.inSync && row.stateIsCurrent && row.stateHash == replica.state_hash
+                    // With scopes, equal cursors of what each may see are in sync.
+                    row.inSync && (row.partialView || (row.stateIsCurrent && row.stateHash == replica.state_hash))
                 }.count),
             clock_skew_ms: Dictionary(
                 rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
@@ -52,7 +53,9 @@ struct DaemonStatus: Codable {
         var events_missing: UInt64
         /// Events this node holds that connected peers lack.
         var events_to_send: UInt64
-        /// Connected peers with the same cursor that reported the same state hash.
+        /// Connected peers with the same cursor that reported the same state
+        /// hash; where scopes leave one side a part of the other's feeds
+        /// (`PeerRow.partialView`), equal cursors suffice.
         var peers_in_sync: Int
     }
 

@@ -42,6 +42,11 @@ public struct PeerRow: Sendable, Hashable {
     /// While connected: the identity the peer proved in its hello, with its
     /// certificate; `nil` for a peer that showed none (an open cluster).
     public var identity: PeerIdentity?
+    /// Scopes leave one side a part of the other's feeds, so the two state
+    /// hashes need not match: this node hides feeds from the peer, or the
+    /// cluster has an admin key and the peer sent no state summary (which a
+    /// peer that hides feeds from us never sends).
+    public var partialView = false
 }
 
 extension SyncNode {
@@ -102,6 +107,8 @@ extension SyncNode {
             if row.address == nil, let advert = advert(for: id) { row.address = advert.address }
         }
         row.identity = session.peerIdentity
+        row.partialView =
+            session.hidesFeeds || (session.configuration.trust.adminKey != nil && session.peerState == nil)
         row.eventsToReceive = session.progress.toReceive
         row.eventsToSend = session.progress.toSend
         row.inSync = session.isSyncing && session.progress == (0, 0)

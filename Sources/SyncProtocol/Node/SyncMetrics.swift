@@ -48,5 +48,7 @@ public struct SyncMetrics: Sendable, Hashable {
     public init() {}
 
     /// Events offered by peers and not stored, for whatever reason.
-    public var eventsRejected: Int { eventsRejectedGap + eventsRejectedInvalid + eventsRejectedFork + eventsRejectedScope }
+    public var eventsRejected: Int {
+        eventsRejectedGap + eventsRejectedInvalid + eventsRejectedFork + eventsRejectedScope
+    }
 }

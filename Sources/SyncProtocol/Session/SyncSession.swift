@@ -109,6 +109,8 @@ public struct SyncSession: Sendable {
     private let binding: [UInt8]
     /// Which side of the handshake this node was.
     private let role: Handshake.Role
+    /// Whether the peer's certificate keeps some of this replica's feeds from it.
+    public private(set) var hidesFeeds = false
     /// Whether the session ever reached syncing (both cursors known).
     public private(set) var hasSynced = false
     /// The peer's identity, once its hello was admitted; `nil` for a peer without one in an open cluster.
@@ -206,7 +208,9 @@ public struct SyncSession: Sendable {
                 return fail("refused: \(error)")
             }
             state = .awaitingCursor(peer: peer)
-            localCursor = visible(localCursor)
+            let shown = visible(localCursor)
+            hidesFeeds = shown != localCursor
+            localCursor = shown
             advertised = localCursor
             return [.identified(peer), .send(.cursor(localCursor))]
         case (.awaitingCursor(let peer), .cursor(let heads)):
@@ -269,6 +273,7 @@ public struct SyncSession: Sendable {
     /// Our log changed (a local append, or events from any peer).
     public mutating func localCursorChanged(_ cursor: VectorCursor) -> [Directive] {
         localCursor = peer == nil ? cursor : visible(cursor)
+        if peer != nil { hidesFeeds = localCursor != cursor }
         guard configuration.livePush, case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
