@@ -203,6 +203,45 @@ struct ThinClientTests {
         #expect(!(try String(contentsOf: temp.url("relay/thin-clients"), encoding: .utf8)).contains(tabletToken))
     }
 
+    @Test("a device token with scopes pulls only events of its read scopes and pushes only to its write scopes")
+    func deviceTokenScopes() throws {
+        try ok(["init"], "relay")
+        let token = try ok(["thin-client", "add", "phone-1", "--read", "team", "--write", "team"], "relay")
+        try ok(["thin-client", "add", "tablet"], "relay")
+        #expect(try ok(["thin-client", "list"], "relay") == "phone-1 read=team write=team\ntablet")
+        let relay = try Daemon.start(data: temp.url("relay"), extra: ["--relay"])
+        defer { _ = try? relay.stop() }
+        for (name, scope) in [("plan", "team"), ("secret", "bob")] {
+            let reply = try relay.api!.request(
+                "POST", "/items", body: #"{"name":"\#(name)","quantity":1,"scope":"\#(scope)"}"#)
+            #expect(reply.status == 201, "\(reply.text)")
+        }
+        let phone = SeedClient(replicaID: "phone-1", port: try port(relay), token: token)
+        let page = try phone.request("GET", "/events")
+        #expect(page.status == 200)
+        guard case .array(let events)? = try JSONValue.parse(page.body)["events"] else {
+            Issue.record("no events in \(page.body)")
+            return
+        }
+        #expect(events.count == 1 && events.first?["scope"] == JSONValue.string("team"), "\(page.body)")
+
+        func push(scope: String) throws -> (status: Int, body: String) {
+            let body = """
+                [{"replica_event_id":"\(UUID().uuidString.lowercased())","entity_id":"\(UUID().uuidString.lowercased())",\
+                "payload":{"type":"Created","name":"Nuts","quantity":2},"replica_id":"phone-1","scope":"\(scope)",\
+                "replica_time_ms":1796000000000}]
+                """
+            return try phone.request("POST", "/events", body: body)
+        }
+        let refused = try push(scope: "bob")
+        #expect(refused.status == 403, "\(refused.body)")
+        #expect(try JSONValue.parse(refused.body)["error"]?["code"] == .string("scope_not_writable"))
+        #expect(try JSONValue.parse(refused.body)["error"]?["index"] == .int(0))
+        #expect(try Peek.eventCount(temp.url("relay")) == 2)
+        #expect(try push(scope: "team").status == 200)
+        #expect(try Peek.eventCount(temp.url("relay")) == 3)
+    }
+
     @Test("one event pushed to two relays is folded once and both reach the same state hash")
     func sameEventThroughTwoRelays() throws {
         try temp.cluster("relay-1", ["relay-2"])

@@ -115,7 +115,9 @@ final class DaemonAPI: @unchecked Sendable {
             return try sessionRoute(request, type: segments[1], id: segments[2], action: segments[3])
         case "events" where segments.count == 1:
             try allow("GET", "POST")
-            return request.method == "GET" ? try thinClientPage(request) : try pushThinClientEvents(request)
+            let device = thinClientDevice(request)
+            return request.method == "GET"
+                ? try thinClientPage(request, device: device) : try pushThinClientEvents(request, device: device)
         case "log" where segments.count == 1:
             try allow("GET")
             return try logPage(request)
@@ -151,7 +153,7 @@ final class DaemonAPI: @unchecked Sendable {
     private func refusal(of request: HTTPRequest) -> HTTPResponse? {
         let authorization = request.headers["authorization"]
         if let token = settings.token, Self.authorized(authorization, token: token) { return nil }
-        if let device = deviceName(authorization) {
+        if let device = device(authorization)?.name {
             let thinClientProtocol =
                 request.segments == ["events"] && (request.method == "GET" || request.method == "POST")
             let sessionRead =
@@ -175,8 +177,16 @@ final class DaemonAPI: @unchecked Sendable {
         return nil
     }
 
+    /// The device whose token the request carries, unless it carries the
+    /// operator's: whose scopes limit what `/events` pulls and pushes.
+    private func thinClientDevice(_ request: HTTPRequest) -> DeviceTokens.Device? {
+        let authorization = request.headers["authorization"]
+        if let token = settings.token, Self.authorized(authorization, token: token) { return nil }
+        return device(authorization)
+    }
+
     /// The device a thin-client token in `header` was issued to, if any.
-    private func deviceName(_ header: String?) -> String? {
+    private func device(_ header: String?) -> DeviceTokens.Device? {
         guard let devices = settings.deviceTokens, let header, header.hasPrefix("Bearer ") else { return nil }
         return devices.device(withToken: String(header.dropFirst("Bearer ".count)))
     }

@@ -7,8 +7,9 @@ import Replica
 extension DaemonAPI {
     /// `POST /events` with a JSON array of events → `200` with the stored
     /// events, one per input in input order; `422` naming the first event
-    /// that does not fit, and nothing stored.
-    func pushThinClientEvents(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// that does not fit, `403` the first in a scope the device (or this
+    /// replica's certificate) may not write, and nothing stored.
+    func pushThinClientEvents(_ request: HTTPRequest, device: DeviceTokens.Device?) throws -> HTTPResponse {
         guard case .array(let items) = try Self.jsonBody(request) else {
             throw APIError.badRequest("the body must be a JSON array of events")
         }
@@ -19,13 +20,29 @@ extension DaemonAPI {
                 throw APIError(422, "invalid_event", "event \(index): \(reason.reason)", index: index)
             }
         }
+        for (index, event) in batch.enumerated() {
+            if let device, !device.mayWrite(event.scope) {
+                throw APIError(
+                    403, "scope_not_writable",
+                    "event \(index): thin client \(device.name) may not write scope \(event.scope)", index: index)
+            }
+            if let certificate = settings.certificate, !certificate.mayWrite(event.scope) {
+                throw APIError(
+                    403, "scope_not_writable",
+                    "event \(index): this replica's certificate does not let it write scope \(event.scope)",
+                    index: index)
+            }
+        }
         let stored = try storage.write { try $0.acceptThinClientEvents(batch) }
         return .json(200, "[" + stored.map(EventJSON.line(for:)).joined(separator: ",") + "]")
     }
 
     /// `GET /events?after=OFFSET&limit=N` → `{"events":[…],"next_offset":X}`:
     /// `X` is the offset of the page's last event, null only on an empty page.
-    func thinClientPage(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// A device whose read scopes are limited gets only events of those
+    /// scopes; `X` is then the last offset looked at, so a page may hold
+    /// fewer than N events (even none) before the end.
+    func thinClientPage(_ request: HTTPRequest, device: DeviceTokens.Device?) throws -> HTTPResponse {
         let after = try Self.count(request, "after", default: 0)
         let limit = try Self.count(request, "limit", default: 1_000)
         guard limit <= Self.maxPageSize else {
@@ -33,8 +50,10 @@ extension DaemonAPI {
         }
         let page = try reads.read { try $0.thinClientEvents(after: after, limit: Int(limit)) }
         let next = page.last.map { String($0.offset) } ?? "null"
+        let shown = device.map { device in page.filter { device.mayRead($0.event.feed.scope) } } ?? page
         return .json(
-            200, "{\"events\":[" + page.map(EventJSON.line(for:)).joined(separator: ",") + "],\"next_offset\":\(next)}")
+            200, "{\"events\":[" + shown.map(EventJSON.line(for:)).joined(separator: ",") + "],\"next_offset\":\(next)}"
+        )
     }
 
     /// One pushed event in the seed's `AppendEvent` shape. `entity_type`

@@ -7,37 +7,50 @@ import Foundation
 enum ThinClientCommands {
     static let all: [Command] = [
         Command(
-            path: ["thin-client", "add"], usage: "thin-client add NAME",
+            path: ["thin-client", "add"], usage: "thin-client add NAME [--read SCOPES] [--write SCOPES]",
             summary: """
                 Issues a device token for the thin client NAME (letters, digits, `.`, `_`, `-`) and prints it \
                 once; only its SHA-256 is kept, in DIR/thin-clients. The device sends it as \
                 `Authorization: Bearer TOKEN` and may then call POST /events, GET /events and the session reads \
-                (GET /entities/TYPE/ID/session and …/dropped), nothing else.
-                """
+                (GET /entities/TYPE/ID/session and …/dropped), nothing else. --read and --write limit the scopes \
+                of the events it pulls and pushes (comma-separated, \"\" for none, * for all; default: all).
+                """,
+            options: ["read", "write"]
         ) { arguments, directory in
             let name = try arguments.positional("NAME")[0]
             guard DeviceTokens.isValidName(name) else {
                 throw CommandError(
                     "a thin-client name is 1 to 64 letters, digits, `.`, `_` or `-`, not \"\(name)\"")
             }
+            let device = DeviceTokens.Device(
+                name: name,
+                readScopes: try arguments.options["read"].map { try IdentityCommands.scopes($0, option: "read") },
+                writeScopes: try arguments.options["write"].map { try IdentityCommands.scopes($0, option: "write") })
             let token = try changeTokens(in: directory) { tokens in
                 guard !tokens.contains(name) else {
                     throw CommandError(
                         "thin client \(name) already has a token; `peerd thin-client remove \(name)` first to issue "
                             + "a new one")
                 }
-                return tokens.add(name)
+                return tokens.add(device)
             }
             print(token)
         },
         Command(
             path: ["thin-client", "list"], usage: "thin-client list",
-            summary: "Lists the thin clients that have a device token, one name a line."
+            summary: """
+                Lists the thin clients that have a device token, one a line: the name, then `read=…` and \
+                `write=…` for a device whose scopes are limited.
+                """
         ) { arguments, directory in
             _ = try arguments.positional()
             try directory.requireReplica()
-            for device in try DeviceTokens.read(from: DeviceTokens.path(in: directory.path)).devices {
-                print(device.name)
+            for entry in try DeviceTokens.read(from: DeviceTokens.path(in: directory.path)).devices {
+                let device = entry.device
+                var line = device.name
+                if let read = device.readScopes { line += " read=" + read.joined(separator: ",") }
+                if let write = device.writeScopes { line += " write=" + write.joined(separator: ",") }
+                print(line)
             }
         },
         Command(

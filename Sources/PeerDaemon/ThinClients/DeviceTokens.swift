@@ -1,16 +1,34 @@
 import Foundation
 import Replica
+import SyncProtocol
 
 /// The thin-client device tokens an operator issued (`peerd thin-client
 /// add NAME`), kept in `DIR/thin-clients` (mode 0600): one line per device,
-/// its name and the SHA-256 of its token, so the file never holds a token.
+/// its name and the SHA-256 of its token, so the file never holds a token,
+/// and the scopes it may read and write when they are limited
+/// (`read=team,alice write=alice`).
 ///
 /// The CLI changes the file with or without a daemon; a running daemon
 /// reads it again whenever it changed (`DeviceTokens.Watched`), so an added
 /// or removed device counts from its next request.
 struct DeviceTokens: Sendable {
-    /// Device name and hex SHA-256 of its token, in the file's order.
-    private(set) var devices: [(name: String, digest: String)] = []
+    /// One device: its name, and the scopes of the events it may pull and
+    /// push (`nil`: every scope).
+    struct Device: Sendable, Equatable {
+        var name: String
+        var readScopes: [String]?
+        var writeScopes: [String]?
+
+        func mayRead(_ scope: String) -> Bool { readScopes.map { Self.allows($0, scope) } ?? true }
+        func mayWrite(_ scope: String) -> Bool { writeScopes.map { Self.allows($0, scope) } ?? true }
+
+        private static func allows(_ scopes: [String], _ scope: String) -> Bool {
+            scopes.contains(scope) || scopes.contains(Certificate.everyScope)
+        }
+    }
+
+    /// Each device with the hex SHA-256 of its token, in the file's order.
+    private(set) var devices: [(device: Device, digest: String)] = []
 
     /// A device name: letters, digits, `.`, `_` and `-`, 1 to 64 of them.
     static func isValidName(_ name: String) -> Bool {
@@ -21,31 +39,31 @@ struct DeviceTokens: Sendable {
             }
     }
 
-    /// The name of the device whose token is `token`, if one was issued.
-    func device(withToken token: String) -> String? {
+    /// The device whose token is `token`, if one was issued.
+    func device(withToken token: String) -> Device? {
         let digest = Self.digest(of: token)
         // Every entry is compared, each in constant time, so timing says nothing about the token.
-        var found: String?
-        for device in devices where Self.constantTimeEqual(device.digest, digest) { found = device.name }
+        var found: Device?
+        for entry in devices where Self.constantTimeEqual(entry.digest, digest) { found = entry.device }
         return found
     }
 
     /// Adds a device with a new random token and returns the token.
-    mutating func add(_ name: String) -> String {
+    mutating func add(_ device: Device) -> String {
         var generator = SystemRandomNumberGenerator()
         let token = "ptc_" + (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
-        devices.append((name, Self.digest(of: token)))
+        devices.append((device, Self.digest(of: token)))
         return token
     }
 
     /// Removes a device; false when there is none of that name.
     mutating func remove(_ name: String) -> Bool {
-        guard let index = devices.firstIndex(where: { $0.name == name }) else { return false }
+        guard let index = devices.firstIndex(where: { $0.device.name == name }) else { return false }
         devices.remove(at: index)
         return true
     }
 
-    func contains(_ name: String) -> Bool { devices.contains { $0.name == name } }
+    func contains(_ name: String) -> Bool { devices.contains { $0.device.name == name } }
 
     // MARK: The file
 
@@ -64,10 +82,22 @@ struct DeviceTokens: Sendable {
         var tokens = DeviceTokens()
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
             let fields = line.split(separator: " ")
-            guard fields.count == 2, isValidName(String(fields[0])), fields[1].utf8.count == 64 else {
-                throw CommandError("\(path):\(number + 1): expected `NAME SHA256-HEX`; fix or remove the line")
+            let bad = CommandError(
+                "\(path):\(number + 1): expected `NAME SHA256-HEX [read=SCOPES] [write=SCOPES]`; fix or remove the line"
+            )
+            guard fields.count >= 2, isValidName(String(fields[0])), fields[1].utf8.count == 64 else { throw bad }
+            var device = Device(name: String(fields[0]))
+            for field in fields.dropFirst(2) {
+                let scopes = field.drop { $0 != "=" }.dropFirst().split(separator: ",").map(String.init)
+                if field.hasPrefix("read="), device.readScopes == nil {
+                    device.readScopes = scopes
+                } else if field.hasPrefix("write="), device.writeScopes == nil {
+                    device.writeScopes = scopes
+                } else {
+                    throw bad
+                }
             }
-            tokens.devices.append((String(fields[0]), String(fields[1])))
+            tokens.devices.append((device, String(fields[1])))
         }
         return tokens
     }
@@ -75,7 +105,12 @@ struct DeviceTokens: Sendable {
     /// Writes the file (mode 0600) through a temporary file and a rename, so
     /// a daemon reading it sees the old or the new list, never half of one.
     func write(to path: String) throws {
-        let text = devices.map { "\($0.name) \($0.digest)\n" }.joined()
+        let text = devices.map { entry in
+            var line = "\(entry.device.name) \(entry.digest)"
+            if let read = entry.device.readScopes { line += " read=" + read.joined(separator: ",") }
+            if let write = entry.device.writeScopes { line += " write=" + write.joined(separator: ",") }
+            return line + "\n"
+        }.joined()
         let temporary = path + ".tmp"
         guard
             FileManager.default.createFile(
@@ -122,7 +157,7 @@ extension DeviceTokens {
         init(path: String) { self.path = path }
 
         /// The device whose token is `token`, reading the file again first if it changed.
-        func device(withToken token: String) -> String? {
+        func device(withToken token: String) -> Device? {
             lock.withLock {
                 var info = stat()
                 let now: [Int64]? =
