@@ -17,7 +17,7 @@ extension Simulation {
                 switch message {
                 case .prune: statistics.prunes += 1
                 case .graft: statistics.grafts += 1
-                case .hello, .cursor, .events, .ack, .goodbye, .peers, .state: break
+                case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations: break
                 }
                 for transmission in network.send(message, on: id, now: now, random: &random) {
                     queue.schedule(.arrival(transmission), at: transmission.arrivesAt)
@@ -26,6 +26,8 @@ extension Simulation {
                 dial(address, from: host)
             case .close(let id, _):
                 close(id, of: replica)
+            case .revoked:
+                break  // the simulator's nodes have no admin key, so they learn none
             case .read, .store, .computeState, .writePendingProjections:
                 guard let answer = DirectStorage.execute(effect, on: replica.log!) else { continue }
                 if let delay = scenario.storageDelayMs {

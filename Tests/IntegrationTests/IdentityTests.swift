@@ -199,4 +199,43 @@ struct IdentityTests {
             #expect(wait.status == 0, "\(dir): \(wait.stdout) \(wait.stderr)")
         }
     }
+
+    @Test("a revocation spreads, ends the revoked replica's connections everywhere, survives a restart")
+    func aRevocationSpreadsAndHolds() throws {
+        try temp.peerdOK(["admin-key", "--out", temp.path("admin.key")], "hub")
+        try temp.cluster("hub", ["b", "c"])
+        for dir in ["hub", "b", "c"] { try certify(dir, read: "*", write: "*", via: "hub") }
+        let hub = try Daemon.start(data: temp.url("hub"))
+        var b = try Daemon.start(data: temp.url("b"), peers: [hub.address])
+        let c = try Daemon.start(data: temp.url("c"), peers: [hub.address, b.address])
+        #expect(try create("before", scope: "team", on: c).status == 201)
+        _ = try Convergence.wait([temp.url("hub"), temp.url("b"), temp.url("c")])
+        let cID = try ReplicaStatus.of(temp.url("c")).replica_id
+
+        // Installed on the hub only; b learns it from the hub.
+        let code = try temp.peerdOK(
+            ["revoke", "--admin-key", temp.path("admin.key"), "--replica", cID], "hub")
+        #expect(code.hasPrefix("psr1-"))
+        func revoked(_ daemon: Daemon) throws -> [String] {
+            let list = try json(daemon, "/status")["revoked"] as? [[String: Any]] ?? []
+            return list.compactMap { $0["replica_id"] as? String }
+        }
+        #expect(try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) { try revoked(b) == [cID] })
+        let reason = "refused: replica \(cID) was revoked by the cluster's admin at"
+        #expect(c.waitForLog("peer said goodbye", reason))
+        let gone = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
+            try row(of: cID, in: hub) == nil && row(of: cID, in: b) == nil
+        }
+        #expect(gone)
+        // What was stored before stays; c's later events reach nobody.
+        #expect(try create("after", scope: "team", on: c).status == 201)
+        #expect(try Peek.eventCount(temp.url("b")) == 1 && Peek.eventCount(temp.url("hub")) == 1)
+        // b stored it: after a restart it still refuses c.
+        _ = try b.stop()
+        #expect(try String(contentsOf: temp.url("b/revocations"), encoding: .utf8) == code + "\n")
+        b = try Daemon.start(data: temp.url("b"))
+        #expect(try revoked(b) == [cID])
+        let metrics = try b.api!.request("GET", "/metrics").text
+        #expect(metrics.contains("peersync_events_rejected_total{reason=\"revoked\"}"))
+    }
 }

@@ -37,7 +37,7 @@ public enum DirectStorage {
     /// effect, and for work that has no answer (`.writePendingProjections`).
     public static func execute(_ effect: SyncNode.Effect, on log: EventLog) -> StorageAnswer? {
         switch effect {
-        case .send, .dial, .close:
+        case .send, .dial, .close, .revoked:
             return nil
         case .read(let id, let ranges, let maxEvents, let maxBytes):
             return .eventsRead(id, LogStorage.read(log, ranges: ranges, maxEvents: maxEvents, maxBytes: maxBytes))
@@ -54,7 +54,7 @@ public enum DirectStorage {
     /// True for `.read`, `.store`, `.computeState` and `.writePendingProjections`.
     public static func isStorageWork(_ effect: SyncNode.Effect) -> Bool {
         switch effect {
-        case .send, .dial, .close: false
+        case .send, .dial, .close, .revoked: false
         case .read, .store, .computeState, .writePendingProjections: true
         }
     }

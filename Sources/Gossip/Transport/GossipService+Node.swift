@@ -28,6 +28,8 @@ extension GossipService {
                 }
             case .writePendingProjections:
                 storage.writePendingProjections()
+            case .revoked(let revocations):
+                configuration.storeRevocations(revocations)
             }
         }
         scheduleNodeTimer()

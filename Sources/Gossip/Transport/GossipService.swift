@@ -46,6 +46,9 @@ public final class GossipService: Service, @unchecked Sendable {
         /// connection only when its peer offers them too (docs/protocol.md
         /// "Compressed batches"). Off: it syncs as a build from before them.
         public var wireCompression = true
+        /// Stores revocations the node learned (the daemon appends them to
+        /// `DIR/revocations`); called on the loop thread.
+        public var storeRevocations: @Sendable ([Revocation]) -> Void = { _ in }
 
         public init(replicaID: String, role: NodeRole = .peer) {
             node = SyncNode.Configuration(hello: Hello(replicaID: replicaID, role: role, listenPort: 0))
@@ -199,6 +202,18 @@ public final class GossipService: Service, @unchecked Sendable {
     /// ```
     public func metrics() -> SyncMetrics {
         onLoop { $0.currentMetrics() } ?? SyncMetrics()
+    }
+
+    /// Installs revocations made here (`peerd revoke`): the node keeps the
+    /// new ones, ends the revoked replicas' sessions and tells every peer.
+    /// False once the loop has stopped.
+    public func revoke(_ revocations: [Revocation]) -> Bool {
+        onLoop { service in service.carryOut(service.node.learn(revocations, from: nil, now: service.loop.now)) } != nil
+    }
+
+    /// The revocations the node holds.
+    public func revocations() -> [Revocation] {
+        onLoop { $0.node.revocations } ?? []
     }
 
     /// Every open connection, with its peer and traffic.

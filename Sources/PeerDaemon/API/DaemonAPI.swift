@@ -133,6 +133,9 @@ final class DaemonAPI: @unchecked Sendable {
         case "peers" where segments.count == 1:
             try allow("GET")
             return peers()
+        case "revocations" where segments.count == 1:
+            try allow("POST")
+            return try revoke(request)
         case "metrics" where segments.count == 1:
             try allow("GET")
             return try metricsText()

@@ -26,6 +26,7 @@ extension DaemonAPI {
         text.sample("peersync_events_rejected_total", ["reason": "invalid"], Double(sync.eventsRejectedInvalid))
         text.sample("peersync_events_rejected_total", ["reason": "fork"], Double(sync.eventsRejectedFork))
         text.sample("peersync_events_rejected_total", ["reason": "scope"], Double(sync.eventsRejectedScope))
+        text.sample("peersync_events_rejected_total", ["reason": "revoked"], Double(sync.eventsRejectedRevoked))
         text.gauge("peersync_events", "Events this replica holds.", Double(replica.events))
         text.gauge("peersync_feeds", "Feeds (replica and scope) this replica holds events of.", Double(replica.feeds))
         text.gauge("peersync_forks", "Fork reports stored in quarantine.", Double(replica.forks))

@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SyncProtocol
 
 /// `/health`, `/status` and `/peers`.
 extension DaemonAPI {
@@ -30,10 +31,36 @@ extension DaemonAPI {
                     // With scopes, equal cursors of what each may see are in sync.
                     row.inSync && (row.partialView || (row.stateIsCurrent && row.stateHash == replica.state_hash))
                 }.count),
+            revoked: service.revocations().map(RevokedReplica.init),
             clock_skew_ms: Dictionary(
                 rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
                 uniquingKeysWith: max))
         return .json(value: status)
+    }
+
+    /// `POST /revocations` with `{"revocation":"psr1-…"}` (what `peerd
+    /// revoke` sends): the node keeps it, ends the replica's sessions and
+    /// tells every peer; `200` with `/status`'s `revoked` list.
+    func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard case .string(let code)? = try Self.jsonObject(request)["revocation"] else {
+            throw APIError.badRequest("the body must be {\"revocation\":\"psr1-…\"}")
+        }
+        let revocation: Revocation
+        do {
+            revocation = try Revocation(code: code)
+        } catch {
+            throw APIError(422, "invalid_revocation", "\(error)")
+        }
+        guard let certificate = settings.certificate else {
+            throw APIError(
+                409, "not_certified", "this replica has no certificate; revocations take effect in a certified cluster")
+        }
+        guard certificate.adminKey == revocation.adminKey else {
+            throw APIError(
+                422, "invalid_revocation", "the revocation is signed by another admin key than this cluster's")
+        }
+        guard service.revoke([revocation]) else { throw APIError(503, "shutting_down", "the daemon is shutting down") }
+        return .json(value: ["revoked": service.revocations().map(RevokedReplica.init)])
     }
 
     func peers() -> HTTPResponse {
@@ -63,6 +90,8 @@ struct DaemonStatus: Codable {
     var role: String
     /// This replica's identity key and certificate.
     var identity: IdentityReport
+    /// The replicas the cluster's admin revoked, as this node knows.
+    var revoked: [RevokedReplica]
     var storage: StorageReport
     var sync: Sync
     /// Per peer replica: the most its event times were ahead of our clock.
@@ -70,18 +99,19 @@ struct DaemonStatus: Codable {
 
     init(
         replica: ReplicaStatus, role: String, identity: IdentityReport, storage: StorageReport, sync: Sync,
-        clock_skew_ms: [String: Int64]
+        revoked: [RevokedReplica], clock_skew_ms: [String: Int64]
     ) {
         self.replica = replica
         self.role = role
         self.identity = identity
+        self.revoked = revoked
         self.storage = storage
         self.sync = sync
         self.clock_skew_ms = clock_skew_ms
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, identity, storage, sync, clock_skew_ms
+        case role, identity, storage, sync, revoked, clock_skew_ms
     }
 
     var text: String {
@@ -91,6 +121,9 @@ struct DaemonStatus: Codable {
             "sync        \(sync.peers_connected) peers connected, \(sync.peers_in_sync) in sync, "
                 + "\(sync.events_missing) events missing, \(sync.events_to_send) to send",
         ]
+        for replica in revoked {
+            lines.append("revoked     \(replica.replica_id) at \(IdentityError.time(replica.revoked_ms))")
+        }
         for (peer, skew) in clock_skew_ms.sorted(by: { $0.key < $1.key }) {
             lines.append("clock skew  \(peer) ahead by \(skew) ms")
         }
@@ -103,6 +136,7 @@ struct DaemonStatus: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(role, forKey: .role)
         try container.encode(identity, forKey: .identity)
+        try container.encode(revoked, forKey: .revoked)
         try container.encode(storage, forKey: .storage)
         try container.encode(sync, forKey: .sync)
         try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
@@ -113,9 +147,21 @@ struct DaemonStatus: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         role = try container.decode(String.self, forKey: .role)
         identity = try container.decode(IdentityReport.self, forKey: .identity)
+        revoked = try container.decode([RevokedReplica].self, forKey: .revoked)
         storage = try container.decode(StorageReport.self, forKey: .storage)
         sync = try container.decode(Sync.self, forKey: .sync)
         clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)
+    }
+}
+
+/// A revoked replica, as `GET /status` lists it.
+struct RevokedReplica: Codable, Equatable {
+    var replica_id: String
+    var revoked_ms: UInt64
+
+    init(_ revocation: Revocation) {
+        replica_id = revocation.replicaID
+        revoked_ms = revocation.revokedMs
     }
 }
 

@@ -76,6 +76,31 @@ extension DataDirectory {
     }
 }
 
+/// `DIR/revocations`: the revocations this replica knows, one code
+/// (`psr1-…`) a line, from `peerd revoke` and from peers.
+extension DataDirectory {
+    var revocationsPath: String { (path as NSString).appendingPathComponent("revocations") }
+
+    func revocations() throws -> [Revocation] {
+        guard let data = FileManager.default.contents(atPath: revocationsPath) else { return [] }
+        return try String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).enumerated().map {
+            number, line in
+            do {
+                return try Revocation(code: String(line))
+            } catch {
+                throw CommandError("\(revocationsPath):\(number + 1): \(error); fix or remove the line")
+            }
+        }
+    }
+
+    /// Adds the revocations not in the file yet (written whole, then renamed).
+    func store(_ revocations: [Revocation]) throws {
+        var all = try self.revocations()
+        for revocation in revocations where !all.contains(revocation) { all.append(revocation) }
+        try replaceFile(named: "revocations", with: Array(all.map { $0.code + "\n" }.joined().utf8))
+    }
+}
+
 extension TrustPolicy {
     /// The system's wall clock in Unix ms, for certificate times.
     static func systemClockMs() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }

@@ -77,6 +77,41 @@ enum IdentityCommands {
                 issuedMs: nowMs, expiresMs: expiresMs)
             print(Invite(clusterKey: try directory.readClusterKey(), certificate: certificate).code)
         },
+        Command(
+            path: ["revoke"], usage: "revoke --admin-key FILE --replica ID",
+            summary: """
+                Revokes the replica ID: signs a revocation with the admin key and installs it in this replica \
+                (through its daemon when one runs, else into DIR/revocations for the next start). Every replica \
+                of the cluster learns it from its peers, ends its connections to ID and refuses its hello and \
+                its later events; what they stored of ID before stays. Prints the revocation code.
+                """,
+            options: ["admin-key", "replica"]
+        ) { arguments, directory in
+            _ = try arguments.positional()
+            guard let adminFile = arguments.options["admin-key"] else { throw UsageError("missing --admin-key FILE") }
+            guard let replicaID = arguments.options["replica"], !replicaID.isEmpty else {
+                throw UsageError("missing --replica ID")
+            }
+            let admin: SigningKey
+            do {
+                admin = try SigningKey.read(fromFile: adminFile)
+            } catch let error as KeyFileError {
+                throw CommandError("--admin-key: \(error)")
+            }
+            guard let certificate = try directory.certificate(), certificate.adminKey == admin.publicKey else {
+                throw CommandError(
+                    "\(directory.path) holds no certificate from this admin key; a revocation takes effect only in "
+                        + "the certified cluster of that key (docs/identity.md)")
+            }
+            let revocation = Revocation.issue(by: admin, replicaID: replicaID, revokedMs: TrustPolicy.systemClockMs())
+            switch try ReplicaAccess.of(directory) {
+            case .daemon(let api):
+                _ = try api.call("POST", "/revocations", body: "{\"revocation\":\"\(revocation.code)\"}")
+            case .files(let directory):
+                try directory.store([revocation])
+            }
+            print(revocation.code)
+        },
     ]
 
     /// `team,alice` → `["team", "alice"]`; `""` → none.

@@ -63,6 +63,15 @@ enum DaemonRuntime {
             adminKey: identity.certificate?.adminKey,
             wallClockMs: { UInt64(max(0, Int64(TrustPolicy.systemClockMs()) + offset)) })
         configuration.node.session.trust = trust
+        configuration.node.revocations = try directory.revocations()
+        configuration.storeRevocations = { revocations in
+            do {
+                try directory.store(revocations)
+            } catch {
+                logger.write(
+                    LogRecord(.error, "cannot store revocations; they hold until a restart", [("error", "\(error)")]))
+            }
+        }
         if let certificate = identity.certificate {
             do {
                 try certificate.check(

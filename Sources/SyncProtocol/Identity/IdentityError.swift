@@ -15,6 +15,11 @@ public enum IdentityError: Error, Equatable, Sendable, CustomStringConvertible {
     case noCertificate(replicaID: String)
     /// A peer's signature over this connection does not verify with the key it showed.
     case badProof(replicaID: String)
+    case malformedRevocation(String)
+    /// The admin key named in the revocation did not sign it.
+    case badRevocationSignature(replicaID: String)
+    /// The admin revoked the replica.
+    case revoked(replicaID: String, revokedMs: UInt64)
     /// Text that is not an identity or invite code.
     case notACode(kind: String, detail: String)
 
@@ -38,6 +43,12 @@ public enum IdentityError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "an admin issues it with `peerd invite`"
         case .badProof(let replicaID):
             return "replica \(replicaID) does not hold the identity key it showed"
+        case .malformedRevocation(let detail):
+            return "not a PeerSync revocation: \(detail)"
+        case .badRevocationSignature(let replicaID):
+            return "the revocation of replica \(replicaID) is not signed by the admin key it names: it was altered"
+        case .revoked(let replicaID, let revokedMs):
+            return "replica \(replicaID) was revoked by the cluster's admin at \(IdentityError.time(revokedMs))"
         case .notACode(let kind, let detail):
             return "not a PeerSync \(kind): \(detail)"
         }

@@ -47,6 +47,8 @@ public struct TrustPolicy: Sendable {
     public var adminKey: [UInt8]?
     /// Unix ms now, for certificate expiry (the shell's wall clock).
     public var wallClockMs: @Sendable () -> UInt64
+    /// Replicas the admin revoked, by replica id: refused whatever they show.
+    public var revoked: [String: Revocation] = [:]
 
     public init(adminKey: [UInt8]?, wallClockMs: @escaping @Sendable () -> UInt64) {
         self.adminKey = adminKey
@@ -63,6 +65,9 @@ public struct TrustPolicy: Sendable {
     public func admit(_ identity: PeerIdentity?, replicaID: String, binding: [UInt8], role: Handshake.Role) throws
         -> PeerIdentity?
     {
+        if let revocation = revoked[replicaID] {
+            throw IdentityError.revoked(replicaID: replicaID, revokedMs: revocation.revokedMs)
+        }
         guard let identity else {
             if adminKey != nil { throw IdentityError.noCertificate(replicaID: replicaID) }
             return nil

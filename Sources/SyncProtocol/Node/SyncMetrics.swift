@@ -23,6 +23,8 @@ public struct SyncMetrics: Sendable, Hashable {
     public var eventsRejectedFork = 0
     /// Events a peer sent of its own feeds in scopes its certificate may not write.
     public var eventsRejectedScope = 0
+    /// Events of revoked replicas' feeds, refused after the revocation was learned.
+    public var eventsRejectedRevoked = 0
     /// Distinct feed slots (feed and seq) where a fork was seen.
     public var forksDetected = 0
     /// Bytes on the wire over every connection, closed ones included.
@@ -50,5 +52,6 @@ public struct SyncMetrics: Sendable, Hashable {
     /// Events offered by peers and not stored, for whatever reason.
     public var eventsRejected: Int {
         eventsRejectedGap + eventsRejectedInvalid + eventsRejectedFork + eventsRejectedScope
+            + eventsRejectedRevoked
     }
 }

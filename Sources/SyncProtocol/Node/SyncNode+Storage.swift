@@ -83,7 +83,7 @@ extension SyncNode {
                 var refused: [SyncSession.Directive] = []
                 for directive in sessions[id]!.receive(message) {
                     switch directive {
-                    case .ingest(let batch): run.append(batch)
+                    case .ingest(let batch): run.append(withoutRevoked(batch, on: id))
                     case .refusedWrites(let events): noteRefusedWrites(events, on: id)
                     default: refused.append(directive)
                     }

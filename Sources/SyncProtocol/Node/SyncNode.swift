@@ -36,6 +36,8 @@ public struct SyncNode: Sendable {
         /// This replica's identity key, which every `hello` proves, and its
         /// certificate when it has one; `nil`: hellos carry no identity.
         public var identity: (key: SigningKey, certificate: Certificate?)?
+        /// The revocations stored from earlier runs.
+        public var revocations: [Revocation] = []
 
         public init(hello: Hello) {
             self.hello = hello
@@ -59,6 +61,8 @@ public struct SyncNode: Sendable {
         case computeState
         /// The log is quiet: write the projection rows still pending.
         case writePendingProjections
+        /// Revocations this node learned: store them, so they hold after a restart.
+        case revoked([Revocation])
     }
 
     public let configuration: Configuration
@@ -97,6 +101,8 @@ public struct SyncNode: Sendable {
     var loggedHubState: HubState?
     /// The newest events committed here, for live pushes without a read.
     var recent = RecentEvents()
+    /// Revoked replicas, by replica id (only those of this cluster's admin key).
+    var revoked: [String: Revocation] = [:]
 
     /// A node whose log holds `cursor`.
     public init(
@@ -109,6 +115,9 @@ public struct SyncNode: Sendable {
             seed: configuration.seed)
         self.emit = logger
         self.cursor = cursor
+        for revocation in configuration.revocations where revocation.adminKey == configuration.session.trust.adminKey {
+            revoked[revocation.replicaID] = revocation
+        }
     }
 
     /// Learns a peer's address; `role` when discovery said (mDNS TXT).
@@ -144,8 +153,10 @@ public struct SyncNode: Sendable {
             hello.identity = PeerIdentity.proving(
                 identity.key, certificate: identity.certificate, binding: transcript, role: role)
         }
+        var sessionConfiguration = configuration.session
+        sessionConfiguration.trust.revoked = revoked
         var session = SyncSession(
-            hello: hello, configuration: configuration.session, binding: transcript, role: role)
+            hello: hello, configuration: sessionConfiguration, binding: transcript, role: role)
         if localStateIsCurrent, let localState { session.localStateComputed(localState) }
         let directives = session.start(localCursor: cursor)
         sessions[id] = session
@@ -263,6 +274,9 @@ public struct SyncNode: Sendable {
                 // A session refused before it synced (an identity, a version): the address shows why.
                 if sessions[id]?.hasSynced == false { manager.noteRefusal(id, reason: reason) }
                 effects.append(.close(id, reason: reason))
+            case .identified(let hello) where revoked[hello.replicaID] != nil:
+                // Revoked after this session began: nothing more goes to it.
+                return effects + refuseRevoked(hello.replicaID, on: id)
             case .identified(let hello):
                 emit(
                     LogRecord(
@@ -272,8 +286,11 @@ public struct SyncNode: Sendable {
                 noteTopology()
                 effects += carryOut(directives, now: now)
                 effects += exchangePeers(on: id, hello: hello)
+                if !revoked.isEmpty { effects.append(.send(id, .revocations(revocations))) }
             case .refusedWrites(let events):
                 noteRefusedWrites(events, on: id)
+            case .learnedRevocations(let learned):
+                effects += learn(learned, from: id, now: now)
             case .learned(let learned):
                 for advert in learned where advert.replicaID != configuration.hello.replicaID {
                     manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)

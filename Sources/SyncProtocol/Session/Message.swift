@@ -29,6 +29,9 @@ public enum Message: Hashable, Sendable {
     /// "Push me these origins' events as they arrive again": a pruned link
     /// brought events this side lacked, so the link that used to bring them first is lost.
     case graft(origins: [String])
+    /// Revocations the sender knows (docs/identity.md, "Revocation"): all of
+    /// them once a peer's hello is admitted, then each new one as it is learned.
+    case revocations([Revocation])
 
     /// A short name for logs.
     public var name: String {
@@ -42,6 +45,7 @@ public enum Message: Hashable, Sendable {
         case .state: "state"
         case .prune: "prune"
         case .graft: "graft"
+        case .revocations: "revocations"
         }
     }
 }

@@ -71,6 +71,8 @@ public struct SyncSession: Sendable {
         /// Events of the peer's own feeds in scopes its certificate may not
         /// write, per feed: left out of the batch to ingest.
         case refusedWrites([FeedID: Int])
+        /// The peer sent revocations (checked against the admin key by the node).
+        case learnedRevocations([Revocation])
         /// End the connection; the reason is for the log.
         case close(reason: String)
     }
@@ -226,6 +228,8 @@ public struct SyncSession: Sendable {
             return syncing.peerReported(heads, localCursor: localCursor, configuration: configuration)
         case (.awaitingCursor, .peers(let adverts)), (.syncing, .peers(let adverts)):
             return [.learned(adverts)]
+        case (.awaitingCursor, .revocations(let revocations)), (.syncing, .revocations(let revocations)):
+            return [.learnedRevocations(revocations)]
         case (.syncing(var syncing), .events(let batch)):
             guard batch.batchID == syncing.receivedBatchIDs + 1 else {
                 return fail("batch \(batch.batchID) out of order, expected \(syncing.receivedBatchIDs + 1)")
@@ -264,6 +268,7 @@ public struct SyncSession: Sendable {
             return syncing.pump(localCursor: localCursor, configuration: configuration)
         case (.awaitingHello, .cursor), (.awaitingHello, .events), (.awaitingHello, .ack),
             (.awaitingHello, .peers), (.awaitingHello, .state), (.awaitingHello, .prune), (.awaitingHello, .graft),
+            (.awaitingHello, .revocations),
             (.awaitingCursor, .hello), (.awaitingCursor, .events), (.awaitingCursor, .ack),
             (.awaitingCursor, .state), (.awaitingCursor, .prune), (.awaitingCursor, .graft), (.syncing, .hello):
             return fail("unexpected \(message.name) in state \(state)")

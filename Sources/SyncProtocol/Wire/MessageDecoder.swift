@@ -98,6 +98,20 @@ public struct MessageDecoder: Sendable {
             message = .prune(origins: try readOrigins(&reader))
         case .graft:
             message = .graft(origins: try readOrigins(&reader))
+        case .revocations:
+            let count = try reader.readCount("revocation count", minimumElementSize: 1)
+            guard count <= MessageDecoder.maximumAdverts else {
+                throw WireError.malformed("\(count) revocations in one message")
+            }
+            var revocations: [Revocation] = []
+            for _ in 0..<count {
+                do {
+                    revocations.append(try Revocation(bytes: try reader.readLengthPrefixed("revocation")))
+                } catch let error as IdentityError {
+                    throw WireError.malformed("revocations: \(error)")
+                }
+            }
+            message = .revocations(revocations)
         }
         try reader.expectEnd(message.name)
         return message

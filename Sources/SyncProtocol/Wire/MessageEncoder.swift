@@ -16,6 +16,8 @@ enum MessageType: UInt8 {
     case prune = 9
     /// `Message.graft`.
     case graft = 10
+    /// `Message.revocations`.
+    case revocations = 11
 }
 
 /// Optional abilities a side declares on a connection, as declarations of
@@ -76,7 +78,7 @@ public struct MessageEncoder: Sendable {
     public func carries(_ message: Message) -> Bool {
         switch message {
         case .prune, .graft: peerAcceptsPruning
-        case .hello, .cursor, .events, .ack, .goodbye, .peers, .state: true
+        case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations: true
         }
     }
 
@@ -136,6 +138,12 @@ public struct MessageEncoder: Sendable {
             return encodeOrigins(origins, type: .prune)
         case .graft(let origins):
             return encodeOrigins(origins, type: .graft)
+        case .revocations(let revocations):
+            var writer = ByteWriter()
+            writer.write(MessageType.revocations.rawValue)
+            writer.write(varint: UInt64(revocations.count))
+            for revocation in revocations { writer.write(lengthPrefixed: revocation.bytes) }
+            return writer.bytes
         }
     }
 
