@@ -40,10 +40,7 @@ public struct Certificate: Hashable, Sendable {
         by admin: SigningKey, for publicKey: [UInt8], replicaID: String, read: [String], write: [String],
         issuedMs: UInt64, expiresMs: UInt64?
     ) -> Certificate {
-        var writer = ByteWriter(capacity: 160)
-        writer.write(raw: magic)
-        writer.write(format)
-        writer.write(raw: admin.publicKey)
+        var writer = AdminSigned.start(magic, format: format, admin: admin, capacity: 160)
         writer.write(raw: publicKey)
         writer.write(string: replicaID)
         for scopes in [read, write] {
@@ -52,10 +49,8 @@ public struct Certificate: Hashable, Sendable {
         }
         writer.write(varint: issuedMs)
         writer.write(varint: expiresMs ?? 0)
-        let signature = admin.sign(signatureContext + writer.bytes)
-        writer.write(raw: signature)
         // The bytes were just written by this build: they read back.
-        return try! Certificate(bytes: writer.bytes)
+        return try! Certificate(bytes: AdminSigned.sign(writer, context: signatureContext, by: admin))
     }
 
     /// Reads a certificate and checks the admin's signature over it.
@@ -99,9 +94,7 @@ public struct Certificate: Hashable, Sendable {
             throw IdentityError.malformedCertificate("\(error)")
         }
         guard !replicaID.isEmpty else { throw IdentityError.malformedCertificate("an empty replica id") }
-        let signed = Array(bytes.dropLast(Sodium.signatureSize))
-        let signature = Array(bytes.suffix(Sodium.signatureSize))
-        guard SigningKey.verify(signature, of: Certificate.signatureContext + signed, by: adminKey) else {
+        guard AdminSigned.verify(bytes, context: Certificate.signatureContext, adminKey: adminKey) else {
             throw IdentityError.badCertificateSignature(replicaID: replicaID)
         }
         self.bytes = bytes

@@ -19,15 +19,11 @@ public struct Revocation: Hashable, Sendable {
 
     /// Signs a revocation of `replicaID` with the admin key.
     public static func issue(by admin: SigningKey, replicaID: String, revokedMs: UInt64) -> Revocation {
-        var writer = ByteWriter(capacity: 128)
-        writer.write(raw: magic)
-        writer.write(format)
-        writer.write(raw: admin.publicKey)
+        var writer = AdminSigned.start(magic, format: format, admin: admin, capacity: 128)
         writer.write(string: replicaID)
         writer.write(varint: revokedMs)
-        writer.write(raw: admin.sign(signatureContext + writer.bytes))
         // The bytes were just written by this build: they read back.
-        return try! Revocation(bytes: writer.bytes)
+        return try! Revocation(bytes: AdminSigned.sign(writer, context: signatureContext, by: admin))
     }
 
     /// Reads a revocation and checks the admin's signature over it.
@@ -49,11 +45,7 @@ public struct Revocation: Hashable, Sendable {
         } catch let error as WireError {
             throw IdentityError.malformedRevocation("\(error)")
         }
-        let signed = Array(bytes.dropLast(Sodium.signatureSize))
-        guard
-            SigningKey.verify(
-                Array(bytes.suffix(Sodium.signatureSize)), of: Revocation.signatureContext + signed, by: adminKey)
-        else {
+        guard AdminSigned.verify(bytes, context: Revocation.signatureContext, adminKey: adminKey) else {
             throw IdentityError.badRevocationSignature(replicaID: replicaID)
         }
         self.bytes = bytes

@@ -278,7 +278,7 @@ public struct SyncSession: Sendable {
     /// Our log changed (a local append, or events from any peer).
     public mutating func localCursorChanged(_ cursor: VectorCursor) -> [Directive] {
         localCursor = peer == nil ? cursor : visible(cursor)
-        if peer != nil { hidesFeeds = localCursor != cursor }
+        if peerScopes != nil { hidesFeeds = localCursor != cursor }
         guard configuration.livePush, case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
