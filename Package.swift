@@ -89,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "PeerBench",
             dependencies: [
-                "Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite",
+                "Replica", "SyncProtocol", "Gossip", "PeerNet", "Simulator", "DaemonClient", "CSQLite", "CSodium",
                 "ChildProcesses", "NetworkLab",
             ]),
         .executableTarget(

@@ -1,0 +1,151 @@
+import CSodium
+import Foundation
+import Replica
+import SyncProtocol
+
+/// `peerd-bench identity`: what identities cost, and what signed feeds
+/// would cost per event, beside a bare SQLite insert of the same run
+/// (docs/performance.md, "Identities").
+///
+/// - admitting a hello: the peer's proof (one Ed25519 verify) and its
+///   certificate (another), once per connection;
+/// - per event, for the signed-feed designs: a BLAKE2b-256 hash-chain link
+///   over an event-sized input, against one Ed25519 signature and one verify.
+struct IdentityBenchmark {
+    static let usage = """
+        usage: peerd-bench identity [--events N] [--signatures N] [--dir DIR]
+
+        Times a bare SQLite insert of N events (default 200,000) as the baseline, then per operation: \
+        BLAKE2b-256 of an event-sized input (a hash-chain link), Ed25519 signing and verifying \
+        (--signatures, default 5,000, each), and admitting a hello with a certificate.
+        """
+
+    var events = 200_000
+    var signatures = 5_000
+    var directory: String?
+    var helpRequested = false
+
+    static func parse(_ arguments: [String]) throws -> IdentityBenchmark {
+        var benchmark = IdentityBenchmark()
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            switch flag {
+            case "--events":
+                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--signatures":
+                benchmark.signatures = try BenchOptions.count(
+                    BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
+            case "--help", "-h": benchmark.helpRequested = true
+            default: throw UsageError("identity: unknown argument \(flag) (see `peerd-bench identity --help`)")
+            }
+        }
+        return benchmark
+    }
+
+    /// An event-sized input: id, feed, seq, time, entity, payload, as a canonical encoding would hold them.
+    private static func canonicalInput(_ row: RawRow) -> [UInt8] {
+        var bytes = row.eventID
+        bytes += Array("replica-0001/default".utf8)
+        bytes += withUnsafeBytes(of: row.seq.bigEndian, Array.init)
+        bytes += withUnsafeBytes(of: row.timeMs.bigEndian, Array.init)
+        bytes += Array(row.entityID.utf8)
+        bytes += Array(row.payload.utf8)
+        return bytes
+    }
+
+    func run() throws {
+        if helpRequested {
+            print(IdentityBenchmark.usage)
+            return
+        }
+        let workspace = try Workspace(directory: directory)
+        defer { workspace.finish() }
+        var random = SplitMix64(seed: 0x1D_E471)
+        var rows: [RawRow] = []
+        rows.reserveCapacity(events)
+        for index in 0..<events {
+            let payload = "{\"quantity\":\(index % 97),\"type\":\"QuantityChanged\"}"
+            let row = RawRow(
+                feed: 1, seq: Int64(index + 1), eventID: random.uuidBytes(), timeMs: 1_796_000_000_000 + Int64(index),
+                entity: Int64(index % 1_000 + 1), entityID: "item-\(index % 1_000)", payload: payload,
+                arrivalMs: 1_796_000_000_000)
+            rows.append(row)
+        }
+        let path = workspace.freshDatabase("identity-raw.db")
+        var insert = Stopwatch()
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        for start in stride(from: 0, to: rows.count, by: 10_000) {
+            try insert.measure { try table.insert(Array(rows[start..<min(start + 10_000, rows.count)])) }
+        }
+        try insert.measure { try table.finish() }
+        workspace.remove(path)
+        let bareMicros = insert.seconds / Double(events) * 1e6
+
+        let inputs = rows.map(Self.canonicalInput)
+        var link = [UInt8](repeating: 0, count: 32)
+        var hashing = Stopwatch()
+        hashing.measure {
+            for input in inputs {
+                let message = link + input
+                _ = crypto_generichash(&link, 32, message, UInt64(message.count), nil, 0)
+            }
+        }
+        let hashMicros = hashing.seconds / Double(events) * 1e6
+
+        let key = SigningKey.generate()
+        let admin = SigningKey.generate()
+        let heads = (0..<signatures).map { Array(inputs[$0 % inputs.count].prefix(32)) + link }
+        var signed: [[UInt8]] = []
+        var signing = Stopwatch()
+        signing.measure { signed = heads.map { key.sign($0) } }
+        var verifying = Stopwatch()
+        var valid = 0
+        verifying.measure {
+            for (head, signature) in zip(heads, signed) where SigningKey.verify(signature, of: head, by: key.publicKey)
+            {
+                valid += 1
+            }
+        }
+        guard valid == signatures else { throw UsageError("identity: \(signatures - valid) signatures did not verify") }
+
+        let certificate = Certificate.issue(
+            by: admin, for: key.publicKey, replicaID: "replica-0001", read: ["team", "alice"], write: ["alice"],
+            issuedMs: 0, expiresMs: nil)
+        let trust = TrustPolicy(adminKey: admin.publicKey, wallClockMs: { 1 })
+        let transcript = [UInt8](repeating: 9, count: 32)
+        let hello = PeerIdentity.proving(key, certificate: certificate, binding: transcript, role: .initiator)
+        let admissions = max(1, signatures / 5)
+        var admitting = Stopwatch()
+        try admitting.measure {
+            for _ in 0..<admissions {
+                // What a receiver does with a hello: read the certificate (its signature), then admit.
+                let read = PeerIdentity(
+                    publicKey: hello.publicKey, proof: hello.proof,
+                    certificate: try Certificate(bytes: certificate.bytes))
+                _ = try trust.admit(read, replicaID: "replica-0001", binding: transcript, role: .initiator)
+            }
+        }
+
+        let signMicros = signing.seconds / Double(signatures) * 1e6
+        let verifyMicros = verifying.seconds / Double(signatures) * 1e6
+        let admitMicros = admitting.seconds / Double(admissions) * 1e6
+        print("# peerd-bench identity")
+        print("")
+        print("| operation | µs each | vs one bare insert (\(String(format: "%.2f", bareMicros)) µs/row) |")
+        print("|---|---:|---:|")
+        func row(_ name: String, _ micros: Double) {
+            print("| \(name) | \(String(format: "%.2f", micros)) | \(String(format: "%.2f", micros / bareMicros))× |")
+        }
+        row("bare SQLite insert, batches of 10,000 (baseline, \(events) rows)", bareMicros)
+        row("BLAKE2b-256 chain link over an event (\(inputs[0].count + 32) bytes)", hashMicros)
+        row("Ed25519 sign", signMicros)
+        row("Ed25519 verify", verifyMicros)
+        row("admit a hello: read its certificate, check proof and certificate", admitMicros)
+        print("")
+        print(
+            String(
+                format: "bare insert %.0f rows/s; a verify per event would cap a receiver at %.0f events/s, "
+                    + "a chain link per event at %.0f", 1e6 / bareMicros, 1e6 / verifyMicros, 1e6 / hashMicros))
+    }
+}
