@@ -19,6 +19,19 @@ import Testing
         #expect(throws: IdentityError.self) { try Revocation(bytes: Array(revocation.bytes.dropLast())) }
     }
 
+    @Test func theRevocationsMessageCarriesThemAndRefusesAnAlteredOne() throws {
+        let revocations = ["carol", "dave"].map {
+            Revocation.issue(by: IdentityTests.admin, replicaID: $0, revokedMs: Self.revokedMs)
+        }
+        var encoder = MessageEncoder()
+        var bytes = encoder.encode(.revocations(revocations))
+        #expect(bytes.first == 11)
+        var decoder = MessageDecoder()
+        #expect(try decoder.decode(bytes) == .revocations(revocations))
+        bytes[bytes.count - 1] ^= 1  // the last signature
+        #expect(throws: WireError.self) { try decoder.decode(bytes) }
+    }
+
     @Test func aRevokedReplicaIsRefusedWhateverItShows() {
         var trust = IdentityTests.trust()
         let revocation = Revocation.issue(by: IdentityTests.admin, replicaID: "alice-tablet", revokedMs: Self.revokedMs)
