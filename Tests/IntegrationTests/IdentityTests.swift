@@ -81,7 +81,7 @@ struct IdentityTests {
     func anUncertifiedReplicaIsRefused() throws {
         try certifiedCluster(["c"])
         let a = try Daemon.start(data: temp.url("a"))
-        try a.createItem("secret plans")
+        #expect(try create("secret plans", scope: "alice", on: a).status == 201)
         let c = try Daemon.start(data: temp.url("c"), peers: [a.address])
         let cID = try ReplicaStatus.of(temp.url("c")).replica_id
         let reason = "refused: replica \(cID) shows no certificate, and this cluster requires one"
@@ -174,6 +174,11 @@ struct IdentityTests {
         #expect(try create("bob's list", scope: "bob", on: bob).status == 201)
         let refused = try create("bob's, by alice", scope: "bob", on: alice)
         #expect(refused.status == 403 && refused.text.contains("scope_not_writable"), "\(refused.text)")
+        // Without a scope it is `default`, which alice may not write either; the CLI says the same.
+        let unscoped = try alice.api!.request("POST", "/items", body: #"{"name":"x","quantity":1}"#)
+        #expect(unscoped.status == 403, "\(unscoped.text)")
+        let cli = try Executables.peerd(["item", "create", "x", "1"], data: temp.url("alice"))
+        #expect(cli.status == 1 && cli.stderr.contains("does not let it write scope default"), "\(cli.stderr)")
 
         let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
             try scopes("hub") == ["team", "alice", "bob"] && scopes("alice") == ["team", "alice"]

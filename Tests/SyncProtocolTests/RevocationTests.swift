@@ -63,12 +63,18 @@ import Testing
         return node
     }
 
-    @Test func eventsOfARevokedReplicaAreNotStoredWhenAPeerForwardsThem() {
+    @Test func eventsARevokedReplicaWroteFromItsRevocationOnAreNotStoredWhoeverForwardsThem() {
         var node = Self.node(revoking: ["carol"])
         let own = SessionFixtures.events(FeedID(replicaID: "alice-tablet", scope: "alice"), 1...2)
-        let carols = SessionFixtures.events(FeedID(replicaID: "carol", scope: "team"), 1...3)
+        // carol's seqs 1-2 were written before the revocation, 3-5 at or after it.
+        let carols = SessionFixtures.events(FeedID(replicaID: "carol", scope: "team"), 1...5).map { event in
+            var event = event
+            event.timeMs = Int64(Self.revokedMs) + Int64(event.seq) - 3
+            return event
+        }
         let effects = node.received(.events(EventBatch(batchID: 1, events: own + carols)), on: 1, now: 0)
-        #expect(effects.contains(.store(1, [EventBatch(batchID: 1, events: own)])), "\(effects)")
+        #expect(
+            effects.contains(.store(1, [EventBatch(batchID: 1, events: own + carols.prefix(2))])), "\(effects)")
         #expect(node.metrics().eventsRejectedRevoked == 3)
     }
 
@@ -89,6 +95,36 @@ import Testing
             node.learn([alice], from: nil, now: 0)
                 == [.revoked([alice]), .send(1, .goodbye(reason: reason)), .close(1, reason: reason)])
         #expect(node.revocations == [alice, carol])
+    }
+
+    /// A wall clock a test moves.
+    final class WallClock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ms: UInt64
+        init(_ ms: UInt64) { self.ms = ms }
+        var now: UInt64 { lock.withLock { ms } }
+        func set(_ value: UInt64) { lock.withLock { ms = value } }
+    }
+
+    @Test func aSessionEndsWhenThePeersCertificateExpiresWhileItRuns() {
+        let clock = WallClock(IdentityTests.issuedMs)
+        var configuration = SyncNode.Configuration(hello: Hello(replicaID: "me", listenPort: 1))
+        configuration.session.trust = TrustPolicy(adminKey: IdentityTests.admin.publicKey, wallClockMs: { clock.now })
+        var node = SyncNode(configuration: configuration, cursor: VectorCursor())
+        let binding = [UInt8](repeating: 4, count: 32)
+        _ = node.connectionOpened(1, dialed: nil, transcript: binding, now: 0)
+        let identity = PeerIdentity.proving(
+            IdentityTests.replica, certificate: IdentityTests.vector(), binding: binding, role: .initiator)
+        _ = node.received(.hello(Hello(replicaID: "alice-tablet", listenPort: 2, identity: identity)), on: 1, now: 0)
+        _ = node.received(.cursor([:]), on: 1, now: 0)
+        #expect(!node.tick(now: 1_000).contains { if case .close = $0 { true } else { false } })
+        clock.set(IdentityTests.expiresMs)
+        let reason =
+            "refused: "
+            + IdentityError.certificateExpired(replicaID: "alice-tablet", expiresMs: IdentityTests.expiresMs)
+            .description
+        let effects = node.tick(now: 2_000)
+        #expect(effects.contains(.send(1, .goodbye(reason: reason))) && effects.contains(.close(1, reason: reason)))
     }
 
     @Test func anOpenClusterIgnoresRevocations() {

@@ -24,7 +24,7 @@ extension DaemonAPI {
         let body = try Self.jsonObject(request)
         let scope: String
         switch body["scope"] {
-        case nil, .null?: scope = FeedID.defaultScope
+        case nil, .null?: scope = try writableScope(FeedID.defaultScope)
         case .string(let given)?: scope = try writableScope(given)
         default: throw APIError.invalidEvent("scope must be a string")
         }
@@ -43,7 +43,7 @@ extension DaemonAPI {
     /// An Item event payload such as `{"type":"Renamed","name":"x"}` for an
     /// existing item that is not deleted, in the feed of `?scope=` (default `default`).
     func appendItemEvent(id: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        let scope = try writableScope(request.query["scope"] ?? FeedID.defaultScope)
+        let scope = try writableScope(try Self.scope(request))
         let payload = try Self.jsonObject(request)
         guard let type = payload["type"]?.stringValue else {
             throw APIError.invalidEvent("the payload needs a \"type\"")
@@ -59,7 +59,7 @@ extension DaemonAPI {
     }
 
     func undoItem(id: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        let scope = try writableScope(request.query["scope"] ?? FeedID.defaultScope)
+        let scope = try writableScope(try Self.scope(request))
         _ = try requireItem(id)
         let key = request.headers["idempotency-key"]
         // Not a double tap when repeated: each undo cancels another event.
@@ -109,6 +109,13 @@ extension DaemonAPI {
         if let name = payload["name"]?.stringValue, name.trimmingCharacters(in: .whitespaces).isEmpty {
             throw APIError.invalidEvent("name must not be blank")
         }
+    }
+
+    /// `?scope=`, else `default`; an empty one is a bad request.
+    private static func scope(_ request: HTTPRequest) throws -> String {
+        guard let scope = request.query["scope"] else { return FeedID.defaultScope }
+        guard !scope.isEmpty else { throw APIError.badRequest("?scope= must name a scope") }
+        return scope
     }
 
     /// `scope` when this replica may write it: not empty, and within its

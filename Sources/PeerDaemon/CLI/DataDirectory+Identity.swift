@@ -44,9 +44,12 @@ extension DataDirectory {
         let key = try identityKey()
         let certificate = try certificate()
         if let certificate, certificate.replicaID != replicaID || certificate.publicKey != key.publicKey {
+            let whose =
+                certificate.replicaID == replicaID
+                ? "another identity key than \(identityKeyPath) holds"
+                : "replica \(certificate.replicaID), not this replica (\(replicaID))"
             throw CommandError(
-                "\(certificatePath) is for replica \(certificate.replicaID) and another key, not this replica "
-                    + "(\(replicaID)); remove it and join again with an invite for `peerd identity`")
+                "\(certificatePath) is for \(whose); remove it and join again with an invite for `peerd identity`")
         }
         return (key, certificate)
     }

@@ -92,6 +92,7 @@ enum IdentityCommands {
             guard let replicaID = arguments.options["replica"], !replicaID.isEmpty else {
                 throw UsageError("missing --replica ID")
             }
+            try directory.requireReplica()
             let admin: SigningKey
             do {
                 admin = try SigningKey.read(fromFile: adminFile)
@@ -111,6 +112,10 @@ enum IdentityCommands {
                 try directory.store([revocation])
             }
             print(revocation.code)
+            if replicaID == (try? directory.openLog().replicaID) {
+                FileHandle.standardError.write(
+                    Data("note: \(replicaID) is this directory's own replica; its peers refuse it from now on\n".utf8))
+            }
         },
     ]
 
@@ -132,7 +137,11 @@ enum IdentityCommands {
         let expected = "needs a duration (90m, 12h, 30d) or a time (2027-06-30T00:00:00Z)"
         let whenMs: UInt64
         if let unit = text.last.flatMap({ units[$0] }), let count = UInt64(text.dropLast()), count > 0 {
-            whenMs = nowMs + count * unit
+            let (span, overflow) = count.multipliedReportingOverflow(by: unit)
+            guard !overflow, span <= UInt64(Int64.max) - nowMs else {
+                throw UsageError.badValue(text, of: "expires", "is too far in the future")
+            }
+            whenMs = nowMs + span
         } else if let date = ISO8601DateFormatter().date(from: text) {
             guard date.timeIntervalSince1970 * 1000 > Double(nowMs) else {
                 throw UsageError.badValue(text, of: "expires", "needs a time in the future")

@@ -24,6 +24,10 @@ enum InitCommand {
         let key: ClusterKey
         do {
             key = try code.map { try ClusterKey(code: $0) } ?? .generate()
+        } catch SecurityError.notAClusterCode(let detail) {
+            throw CommandError(
+                "--join: not a PeerSync cluster code: \(detail) (or \"\(Invite.prefix)\" for an invite from `peerd invite`)"
+            )
         } catch {
             throw CommandError("--join: \(error)")
         }

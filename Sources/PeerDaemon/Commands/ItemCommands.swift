@@ -27,9 +27,7 @@ enum ItemCommands {
                     "{\"name\":\(EventJSON.quoted(name)),\"quantity\":\(quantity),\"scope\":\(EventJSON.quoted(scope))}"
                 stored = try DaemonEndpoint.storedEvent(try api.call("POST", "/items", body: body, idempotencyKey: key))
             case .files(let directory):
-                if let certificate = try directory.certificate(), !certificate.mayWrite(scope) {
-                    throw CommandError("this replica's certificate does not let it write scope \(scope)")
-                }
+                try requireWritable(scope, in: directory)
                 stored = try directory.openLog().append(
                     NewEvent(
                         item: UUID().uuidString.lowercased(), .created(name: name, quantity: quantity), scope: scope),
@@ -70,6 +68,7 @@ enum ItemCommands {
                 stored = try DaemonEndpoint.storedEvent(
                     try api.call("POST", "/items/\(id)/undo", idempotencyKey: key))
             case .files(let directory):
+                try requireWritable(FeedID.defaultScope, in: directory)
                 // As the API answers: an item this replica does not know is named as such.
                 let log = try directory.openLog()
                 guard try log.projection(Item.self, id: id) != nil else { throw CommandError("no item \(id)") }
@@ -109,6 +108,7 @@ enum ItemCommands {
                 throw isDeleted(id)  // The API's own message names its HTTP route.
             }
         case .files(let directory):
+            try requireWritable(FeedID.defaultScope, in: directory)
             let log = try directory.openLog()
             guard let item = try log.projection(Item.self, id: id) else { throw CommandError("no item \(id)") }
             if item.deleted { throw isDeleted(id) }
@@ -117,6 +117,13 @@ enum ItemCommands {
         report(
             stored, arguments, plain: "\(event.type) item \(id) (event \(stored.event.eventID.uuidString.lowercased()))"
         )
+    }
+
+    /// Refuses, as the API does, a write in a scope this replica's certificate may not write.
+    private static func requireWritable(_ scope: String, in directory: DataDirectory) throws {
+        if let certificate = try directory.certificate(), !certificate.mayWrite(scope) {
+            throw CommandError("this replica's certificate does not let it write scope \(scope)")
+        }
     }
 
     private static func isDeleted(_ id: String) -> CommandError {

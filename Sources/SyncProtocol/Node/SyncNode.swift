@@ -115,7 +115,14 @@ public struct SyncNode: Sendable {
             seed: configuration.seed)
         self.emit = logger
         self.cursor = cursor
-        for revocation in configuration.revocations where revocation.adminKey == configuration.session.trust.adminKey {
+        for revocation in configuration.revocations {
+            guard revocation.adminKey == configuration.session.trust.adminKey else {
+                logger(
+                    LogRecord(
+                        .warning, "ignored a revocation signed by another admin key",
+                        [("replica", revocation.replicaID), ("admin_key", Hex.string(revocation.adminKey))]))
+                continue
+            }
             revoked[revocation.replicaID] = revocation
         }
     }
@@ -213,7 +220,7 @@ public struct SyncNode: Sendable {
         if let retry = storage.retryAt, retry <= now { effects += retryStorage() }
         if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
             lastAntiEntropyAt = now
-            effects += antiEntropyRound(now: now)
+            effects += endExpiredSessions() + antiEntropyRound(now: now)
         }
         return effects
     }
@@ -318,7 +325,7 @@ public struct SyncNode: Sendable {
     /// After messages on a connection: when the two replicas were last in
     /// sync, and the catch-up log.
     mutating func noteProgress(on id: ConnectionID, received: Int, now: Milliseconds) {
-        if let session = sessions[id], let peer = session.peer, session.progress == (0, 0) {
+        if let session = sessions[id], session.isSyncing, let peer = session.peer, session.progress == (0, 0) {
             lastInSyncAt[peer.replicaID] = now
         }
         observeCatchUp(on: id, received: received, now: now)

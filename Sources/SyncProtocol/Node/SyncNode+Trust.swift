@@ -1,5 +1,6 @@
-/// Revocations: an admin-signed "replica R may no longer sync", gossiped to
-/// every peer like an event (docs/identity.md, "Revocation").
+/// Trust while sessions run: revocations (an admin-signed "replica R may no
+/// longer sync", gossiped to every peer like an event) and certificates that
+/// expire mid-session (docs/identity.md).
 extension SyncNode {
     /// The revocations this node holds, by replica id.
     public var revocations: [Revocation] { revoked.values.sorted { $0.replicaID < $1.replicaID } }
@@ -32,6 +33,10 @@ extension SyncNode {
         }
         guard !fresh.isEmpty else { return [] }
         var effects: [Effect] = [.revoked(fresh)]
+        // Their addresses are not dialed again.
+        for target in manager.targets.values where target.replicaID.map({ revoked[$0] != nil }) ?? false {
+            manager.removePeer(target.address)
+        }
         for id in sessions.keys.sorted() {
             guard let peer = sessions[id]?.peer else { continue }
             if revoked[peer.replicaID] != nil {
@@ -39,6 +44,23 @@ extension SyncNode {
             } else if id != source {
                 effects.append(.send(id, .revocations(fresh)))
             }
+        }
+        return effects
+    }
+
+    /// Ends the sessions whose peer's certificate has expired since its
+    /// hello (checked once per anti-entropy round).
+    mutating func endExpiredSessions() -> [Effect] {
+        guard configuration.session.trust.adminKey != nil else { return [] }
+        let nowMs = configuration.session.trust.wallClockMs()
+        var effects: [Effect] = []
+        for id in sessions.keys.sorted() {
+            guard let peer = sessions[id]?.peer, let expiresMs = sessions[id]?.peerIdentity?.certificate?.expiresMs,
+                nowMs >= expiresMs
+            else { continue }
+            let reason = "refused: \(IdentityError.certificateExpired(replicaID: peer.replicaID, expiresMs: expiresMs))"
+            manager.noteRefusal(id, reason: reason)
+            effects += [.send(id, .goodbye(reason: reason)), .close(id, reason: reason)]
         }
         return effects
     }
@@ -51,12 +73,17 @@ extension SyncNode {
         return [.send(id, .goodbye(reason: reason)), .close(id, reason: reason)]
     }
 
-    /// The batch without events of revoked replicas' feeds, which are
-    /// counted and logged: "refuses its later events everywhere".
+    /// The batch without the events of revoked replicas' feeds written at or
+    /// after the revocation's time (`time_ms`), which are counted and
+    /// logged. Every replica applies the same rule, so they all keep the
+    /// same events of a revoked feed: those written before it was revoked.
     mutating func withoutRevoked(_ batch: EventBatch, on id: ConnectionID) -> EventBatch {
         guard !revoked.isEmpty else { return batch }
         var kept = batch
-        kept.events = batch.events.filter { revoked[SyncSession.origin(of: $0.feed)] == nil }
+        kept.events = batch.events.filter { event in
+            guard let revocation = revoked[SyncSession.origin(of: event.feed)] else { return true }
+            return event.timeMs < Int64(clamping: revocation.revokedMs)
+        }
         let refused = batch.events.count - kept.events.count
         if refused > 0 {
             counters.eventsRejectedRevoked += refused
