@@ -77,7 +77,8 @@ enum DaemonRuntime {
                 try certificate.check(
                     replicaID: storage.replicaID, publicKey: identity.key.publicKey, nowMs: trust.wallClockMs())
             } catch {
-                logger.write(LogRecord(
+                logger.write(
+                    LogRecord(
                         .warning, "this replica's certificate has expired: peers refuse it once their clocks pass it",
                         [("reason", "\(error)")]))
             }
