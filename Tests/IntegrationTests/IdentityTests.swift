@@ -221,6 +221,8 @@ struct IdentityTests {
         let code = try temp.peerdOK(
             ["revoke", "--admin-key", temp.path("admin.key"), "--replica", cID], "hub")
         #expect(code.hasPrefix("psr1-"))
+        let again = try temp.peerdOK(["revoke", "--admin-key", temp.path("admin.key"), "--replica", cID], "hub")
+        #expect(again.hasPrefix("replica \(cID) was already revoked at "), "\(again)")
         func revoked(_ daemon: Daemon) throws -> [String] {
             let list = try json(daemon, "/status")["revoked"] as? [[String: Any]] ?? []
             return list.compactMap { $0["replica_id"] as? String }

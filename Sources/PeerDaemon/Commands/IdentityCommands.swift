@@ -104,8 +104,13 @@ enum IdentityCommands {
                     "\(directory.path) holds no certificate from this admin key; a revocation takes effect only in "
                         + "the certified cluster of that key (docs/identity.md)")
             }
+            let access = try ReplicaAccess.of(directory)
+            if let earlier = try revokedAt(replicaID, access) {
+                print("replica \(replicaID) was already revoked at \(IdentityError.time(earlier))")
+                return
+            }
             let revocation = Revocation.issue(by: admin, replicaID: replicaID, revokedMs: TrustPolicy.systemClockMs())
-            switch try ReplicaAccess.of(directory) {
+            switch access {
             case .daemon(let api):
                 _ = try api.call("POST", "/revocations", body: "{\"revocation\":\"\(revocation.code)\"}")
             case .files(let directory):
@@ -118,6 +123,17 @@ enum IdentityCommands {
             }
         },
     ]
+
+    /// When the replica DIR knows as revoked was revoked, if it is.
+    private static func revokedAt(_ replicaID: String, _ access: ReplicaAccess) throws -> UInt64? {
+        switch access {
+        case .daemon(let api):
+            let status = try JSONDecoder().decode(DaemonStatus.self, from: Data(try api.call("GET", "/status").utf8))
+            return status.revoked.first { $0.replica_id == replicaID }?.revoked_ms
+        case .files(let directory):
+            return try directory.revocations().first { $0.replicaID == replicaID }?.revokedMs
+        }
+    }
 
     /// `team,alice` → `["team", "alice"]`; `""` → none.
     static func scopes(_ text: String, option: String) throws -> [String] {
