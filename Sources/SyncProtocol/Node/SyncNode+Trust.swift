@@ -11,20 +11,12 @@ extension SyncNode {
     /// shell stores it (`.revoked`). In an open cluster (no admin key) they
     /// are ignored: nothing vouches for them.
     public mutating func learn(_ learned: [Revocation], from source: ConnectionID?, now: Milliseconds) -> [Effect] {
-        guard let adminKey = configuration.session.trust.adminKey else {
+        guard configuration.session.trust.adminKey != nil else {
             emit(LogRecord(.debug, "ignored revocations: this replica has no certificate", []))
             return []
         }
         var fresh: [Revocation] = []
-        for revocation in learned where revoked[revocation.replicaID] == nil {
-            guard revocation.adminKey == adminKey else {
-                emit(
-                    LogRecord(
-                        .warning, "ignored a revocation signed by another admin key",
-                        [("replica", revocation.replicaID), ("admin_key", Hex.string(revocation.adminKey))]))
-                continue
-            }
-            revoked[revocation.replicaID] = revocation
+        for revocation in learned where keep(revocation) {
             fresh.append(revocation)
             emit(
                 LogRecord(
@@ -46,6 +38,21 @@ extension SyncNode {
             }
         }
         return effects
+    }
+
+    /// Keeps `revocation` when it is new and signed by this cluster's admin
+    /// key; one signed by another key is logged and dropped.
+    mutating func keep(_ revocation: Revocation) -> Bool {
+        guard revoked[revocation.replicaID] == nil else { return false }
+        guard revocation.adminKey == configuration.session.trust.adminKey else {
+            emit(
+                LogRecord(
+                    .warning, "ignored a revocation signed by another admin key",
+                    [("replica", revocation.replicaID), ("admin_key", Hex.string(revocation.adminKey))]))
+            return false
+        }
+        revoked[revocation.replicaID] = revocation
+        return true
     }
 
     /// Ends the sessions whose peer's certificate has expired since its

@@ -115,16 +115,7 @@ public struct SyncNode: Sendable {
             seed: configuration.seed)
         self.emit = logger
         self.cursor = cursor
-        for revocation in configuration.revocations {
-            guard revocation.adminKey == configuration.session.trust.adminKey else {
-                logger(
-                    LogRecord(
-                        .warning, "ignored a revocation signed by another admin key",
-                        [("replica", revocation.replicaID), ("admin_key", Hex.string(revocation.adminKey))]))
-                continue
-            }
-            revoked[revocation.replicaID] = revocation
-        }
+        for revocation in configuration.revocations { _ = keep(revocation) }
     }
 
     /// Learns a peer's address; `role` when discovery said (mDNS TXT).
