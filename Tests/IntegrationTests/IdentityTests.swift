@@ -245,4 +245,43 @@ struct IdentityTests {
         let metrics = try b.api!.request("GET", "/metrics").text
         #expect(metrics.contains("peersync_events_rejected_total{reason=\"revoked\"}"))
     }
+
+    @Test("through a relay and a thin client too: alice's phone and alice see team and alice, bob sees neither")
+    func scopesHoldThroughARelayAndAThinClient() throws {
+        try temp.peerdOK(["admin-key", "--out", temp.path("admin.key")], "relay")
+        try temp.cluster("relay", ["alice", "bob"])
+        try certify("relay", read: "*", write: "*", via: "relay")
+        try certify("alice", read: "team,alice", write: "alice", via: "relay")
+        try certify("bob", read: "team,bob", write: "bob", via: "relay")
+        let token = try temp.peerdOK(
+            ["thin-client", "add", "alice-phone", "--read", "team,alice", "--write", "alice"], "relay")
+        let relay = try Daemon.start(data: temp.url("relay"), extra: ["--relay"])
+        let alice = try Daemon.start(data: temp.url("alice"), peers: [relay.address])
+        let bob = try Daemon.start(data: temp.url("bob"), peers: [relay.address])
+
+        #expect(try create("plan", scope: "team", on: relay).status == 201)
+        #expect(try create("bob's list", scope: "bob", on: bob).status == 201)
+        // The phone writes in alice through the relay.
+        let phone = SeedClient(replicaID: "alice-phone", port: try #require(relay.api).port, token: token)
+        let push = try phone.request(
+            "POST", "/events",
+            body: """
+                [{"replica_event_id":"\(UUID().uuidString.lowercased())","entity_id":"\(UUID().uuidString.lowercased())",\
+                "payload":{"type":"Created","name":"from the phone","quantity":1},"replica_id":"alice-phone",\
+                "scope":"alice","replica_time_ms":1796000000000}]
+                """)
+        #expect(push.status == 200, "\(push.body)")
+        let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
+            try scopes("relay") == ["team", "alice", "bob"] && scopes("alice") == ["team", "alice"]
+                && scopes("bob") == ["team", "bob"]
+        }
+        let seen = "relay \(try scopes("relay")), alice \(try scopes("alice")), bob \(try scopes("bob"))"
+        #expect(arrived, "\(seen)")
+        #expect(try alice.api!.request("GET", "/items").text.contains("from the phone"))
+        #expect(!(try bob.api!.request("GET", "/items").text.contains("from the phone")))
+        // The phone's pull: team and alice, never bob's.
+        let page = try phone.request("GET", "/events")
+        #expect(page.status == 200 && page.body.contains("plan") && page.body.contains("from the phone"))
+        #expect(!page.body.contains("bob's list"), "\(page.body)")
+    }
 }
