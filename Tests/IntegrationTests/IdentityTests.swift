@@ -72,6 +72,11 @@ struct IdentityTests {
         let expires = try #require(aCertificate["expires_ms"] as? Int64)
         #expect(abs(expires - Int64(Date().timeIntervalSince1970 * 1000) - 30 * 86_400_000) < 600_000)
 
+        let listed = try json(a, "/status")["peer_identities"] as? [[String: Any]] ?? []
+        let fromStatus = try #require(listed.first { $0["replica_id"] as? String == bID })
+        let statusIdentity = fromStatus["identity"] as? [String: Any]
+        #expect(statusIdentity?["public_key"] as? String == bKey)
+        #expect((statusIdentity?["certificate"] as? [String: Any])?["read_scopes"] as? [String] == ["bob", "team"])
         let table = try Executables.peerd(["peers"], data: temp.url("a"))
         #expect(table.stdout.contains("KEY") && table.stdout.contains(String(bKey.prefix(12))))
         #expect(table.stdout.contains("bob,team"), "\(table.stdout)")

@@ -31,6 +31,11 @@ extension DaemonAPI {
                     // With scopes, equal cursors of what each may see are in sync.
                     row.inSync && (row.partialView || (row.stateIsCurrent && row.stateHash == replica.state_hash))
                 }.count),
+            peer_identities: connected.compactMap { row in
+                row.replicaID.map {
+                    PeerIdentityReport(replica_id: $0, identity: row.identity.map(IdentityReport.init))
+                }
+            },
             revoked: service.revocations().map(RevokedReplica.init),
             clock_skew_ms: Dictionary(
                 rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
@@ -90,6 +95,8 @@ struct DaemonStatus: Codable {
     var role: String
     /// This replica's identity key and certificate.
     var identity: IdentityReport
+    /// Each connected peer's identity, as it proved it in its hello.
+    var peer_identities: [PeerIdentityReport]
     /// The replicas the cluster's admin revoked, as this node knows.
     var revoked: [RevokedReplica]
     var storage: StorageReport
@@ -99,11 +106,12 @@ struct DaemonStatus: Codable {
 
     init(
         replica: ReplicaStatus, role: String, identity: IdentityReport, storage: StorageReport, sync: Sync,
-        revoked: [RevokedReplica], clock_skew_ms: [String: Int64]
+        peer_identities: [PeerIdentityReport], revoked: [RevokedReplica], clock_skew_ms: [String: Int64]
     ) {
         self.replica = replica
         self.role = role
         self.identity = identity
+        self.peer_identities = peer_identities
         self.revoked = revoked
         self.storage = storage
         self.sync = sync
@@ -111,7 +119,7 @@ struct DaemonStatus: Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, identity, storage, sync, revoked, clock_skew_ms
+        case role, identity, storage, sync, peer_identities, revoked, clock_skew_ms
     }
 
     var text: String {
@@ -136,6 +144,7 @@ struct DaemonStatus: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(role, forKey: .role)
         try container.encode(identity, forKey: .identity)
+        try container.encode(peer_identities, forKey: .peer_identities)
         try container.encode(revoked, forKey: .revoked)
         try container.encode(storage, forKey: .storage)
         try container.encode(sync, forKey: .sync)
@@ -147,11 +156,19 @@ struct DaemonStatus: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         role = try container.decode(String.self, forKey: .role)
         identity = try container.decode(IdentityReport.self, forKey: .identity)
+        peer_identities = try container.decode([PeerIdentityReport].self, forKey: .peer_identities)
         revoked = try container.decode([RevokedReplica].self, forKey: .revoked)
         storage = try container.decode(StorageReport.self, forKey: .storage)
         sync = try container.decode(Sync.self, forKey: .sync)
         clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)
     }
+}
+
+/// A connected peer's identity, as `GET /status` lists it.
+struct PeerIdentityReport: Codable, Equatable {
+    var replica_id: String
+    /// Absent for a peer that showed none.
+    var identity: IdentityReport?
 }
 
 /// A revoked replica, as `GET /status` lists it.
