@@ -289,4 +289,37 @@ struct IdentityTests {
         #expect(page.status == 200 && page.body.contains("plan") && page.body.contains("from the phone"))
         #expect(!page.body.contains("bob's list"), "\(page.body)")
     }
+
+    @Test("a replica restored from an old copy that writes again is reported as a fork by its peer")
+    func aRestoredReplicaThatWritesAgainIsAFork() throws {
+        try temp.cluster("a", ["b"])
+        var b = try Daemon.start(data: temp.url("b"))
+        let a = try Daemon.start(data: temp.url("a"), peers: [b.address])
+        try b.createItem("first")
+        _ = try Convergence.wait([temp.url("a"), temp.url("b")])
+        // The backup: b's directory as it is now (stopped, so the copy is whole).
+        _ = try b.stop()
+        try FileManager.default.copyItem(at: temp.url("b"), to: temp.url("b-backup"))
+        b = try Daemon.start(data: temp.url("b"), peers: [a.address])
+        try b.createItem("lost with the disk")
+        _ = try Convergence.wait([temp.url("a"), temp.url("b")])
+        _ = try b.stop()
+        // The disk dies; b comes back from the backup and writes again before it meets a: the same
+        // seq, another event. (Had it met a first, a would have given it back what it lost.)
+        try FileManager.default.removeItem(at: temp.url("b"))
+        try FileManager.default.moveItem(at: temp.url("b-backup"), to: temp.url("b"))
+        try temp.peerdOK(["item", "create", "written after the restore", "1"], "b")
+        b = try Daemon.start(data: temp.url("b"), peers: [a.address])
+        let bID = try ReplicaStatus.of(temp.url("b")).replica_id
+        let reported = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
+            try row(of: bID, in: a)?["diverged"] as? Bool == true
+        }
+        let lastRow = String(describing: try row(of: bID, in: a))
+        #expect(reported, "\(lastRow)")
+        #expect(try row(of: bID, in: a)?["in_sync"] as? Bool == false)
+        #expect(a.waitForLog("fork: same cursor, different state", bID))
+        let sync = try json(a, "/status")["sync"] as? [String: Any]
+        #expect(sync?["peers_diverged"] as? Int == 1 && sync?["peers_in_sync"] as? Int == 0)
+        #expect(try a.metric("peersync_peers_diverged") == 1)
+    }
 }

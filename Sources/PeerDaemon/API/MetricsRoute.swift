@@ -33,6 +33,9 @@ extension DaemonAPI {
         text.gauge("peersync_poison_events", "Stored events whose payload no fold can decode.", Double(replica.poison))
         text.gauge("peersync_peers_connected", "Peers with an open, identified session.", Double(sync.peersConnected))
         text.gauge(
+            "peersync_peers_diverged", "Connected peers with this replica's cursor but another state: a fork.",
+            Double(sync.peersDiverged))
+        text.gauge(
             "peersync_connections_open", "Open peer connections, handshakes included.", Double(sync.connectionsOpen))
         text.header("peersync_peers_connected_by_role", "Peers with an open, identified session, by role.", "gauge")
         for role in [NodeRole.peer, .relay] {

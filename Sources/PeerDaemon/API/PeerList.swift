@@ -23,6 +23,8 @@ struct PeerList: Codable {
         var clock_skew_ms: Int64?
         /// While connected: the identity the peer proved, with its certificate.
         var identity: IdentityReport?
+        /// Same cursor, other state: the two hold different events at the same feed positions.
+        var diverged: Bool
     }
 
     /// Wall-clock time of the snapshot, in ms since 1970.
@@ -47,7 +49,7 @@ struct PeerList: Codable {
                 events_to_send: row.eventsToSend, in_sync: row.inSync,
                 state_hash: row.stateIsCurrent ? row.stateHash : nil,
                 event_count: row.stateIsCurrent ? row.eventCount : nil,
-                clock_skew_ms: row.clockSkewMs, identity: row.identity.map(IdentityReport.init))
+                clock_skew_ms: row.clockSkewMs, identity: row.identity.map(IdentityReport.init), diverged: row.diverged)
         }
     }
 

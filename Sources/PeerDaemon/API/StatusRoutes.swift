@@ -27,6 +27,7 @@ extension DaemonAPI {
                 peers_connected: connected.count,
                 events_missing: connected.reduce(0) { $0 + $1.eventsToReceive },
                 events_to_send: connected.reduce(0) { $0 + $1.eventsToSend },
+                peers_diverged: connected.filter(\.diverged).count,
                 peers_in_sync: connected.filter { row in
                     // With scopes, equal cursors of what each may see are in sync.
                     row.inSync && (row.partialView || (row.stateIsCurrent && row.stateHash == replica.state_hash))
@@ -85,6 +86,8 @@ struct DaemonStatus: Codable {
         var events_missing: UInt64
         /// Events this node holds that connected peers lack.
         var events_to_send: UInt64
+        /// Connected peers with our cursor but another state hash: a fork (`GET /peers` `diverged`).
+        var peers_diverged: Int
         /// Connected peers with the same cursor that reported the same state
         /// hash; where scopes leave one side a part of the other's feeds
         /// (`PeerRow.partialView`), equal cursors suffice.
@@ -129,6 +132,11 @@ struct DaemonStatus: Codable {
             "sync        \(sync.peers_connected) peers connected, \(sync.peers_in_sync) in sync, "
                 + "\(sync.events_missing) events missing, \(sync.events_to_send) to send",
         ]
+        if sync.peers_diverged > 0 {
+            lines.append(
+                "fork        \(sync.peers_diverged) peers hold this cursor with another state (`peerd peers`: diverged)"
+            )
+        }
         for replica in revoked {
             lines.append("revoked     \(replica.replica_id) at \(IdentityError.time(replica.revoked_ms))")
         }

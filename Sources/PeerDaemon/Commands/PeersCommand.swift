@@ -70,6 +70,7 @@ enum PeersCommand {
     }
 
     private static func describeState(_ peer: PeerList.Peer) -> String {
+        if peer.diverged { return "diverged" }
         guard peer.state == "waiting", let next = peer.next_dial_in_ms else { return peer.state }
         return "retry in \((next + 999) / 1000) s"
     }

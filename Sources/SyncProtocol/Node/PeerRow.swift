@@ -47,6 +47,11 @@ public struct PeerRow: Sendable, Hashable {
     /// cluster has an admin key and the peer sent no state summary (which a
     /// peer that hides feeds from us never sends).
     public var partialView = false
+    /// The two replicas hold the same cursor and both described it with a
+    /// current state summary, yet the state hashes differ: some feed holds
+    /// different events at the same positions on the two sides (a fork, e.g.
+    /// a replica restored from an old copy that wrote again).
+    public var diverged = false
 }
 
 extension SyncNode {
@@ -98,6 +103,14 @@ extension SyncNode {
         return rows
     }
 
+    /// Whether the session's peer holds our cursor but another state (see `PeerRow.diverged`).
+    func diverges(_ session: SyncSession) -> Bool {
+        guard session.isSyncing, session.progress == (0, 0), session.peerStateIsCurrent, !session.hidesFeeds,
+            let peerState = session.peerState, localStateIsCurrent, let localState
+        else { return false }
+        return peerState.summary.hash != localState.summary.hash
+    }
+
     private func fill(_ row: inout PeerRow, connection id: ConnectionID) {
         row.state = .connected
         guard let session = sessions[id] else { return }
@@ -107,11 +120,12 @@ extension SyncNode {
             if row.address == nil, let advert = advert(for: id) { row.address = advert.address }
         }
         row.identity = session.peerIdentity
+        row.diverged = diverges(session)
         row.partialView =
             session.hidesFeeds || (session.configuration.trust.adminKey != nil && session.peerState == nil)
         row.eventsToReceive = session.progress.toReceive
         row.eventsToSend = session.progress.toSend
-        row.inSync = session.isSyncing && session.progress == (0, 0)
+        row.inSync = session.isSyncing && session.progress == (0, 0) && !diverges(session)
         if let state = session.peerState {
             row.stateHash = state.summary.hash.hex
             row.eventCount = state.summary.eventCount

@@ -34,6 +34,8 @@ public struct SyncMetrics: Sendable, Hashable {
     public var connectionsOpen = 0
     /// Sessions whose peer has said hello.
     public var peersConnected = 0
+    /// Connected peers that hold our cursor but another state (`PeerRow.diverged`).
+    public var peersDiverged = 0
     /// Connections that ended before their handshake finished.
     public var handshakeFailures = 0
     /// Connections in the handshake now.

@@ -249,8 +249,27 @@ extension SyncNode {
         for id in sessions.keys.sorted() {
             effects += perform(sessions[id]!.tick(), on: id, now: now)
             observeCatchUp(on: id, received: 0, now: now)
+            noteDivergence(on: id)
         }
         return effects
+    }
+
+    /// Logs once per peer replica that it holds our cursor and another state.
+    private mutating func noteDivergence(on id: ConnectionID) {
+        guard let session = sessions[id], let peer = session.peer?.replicaID else { return }
+        guard diverges(session) else { return }
+        guard divergedPeers.insert(peer).inserted else { return }
+        emit(
+            LogRecord(
+                .warning, "fork: same cursor, different state",
+                [
+                    ("peer", peer),
+                    (
+                        "detail",
+                        "the two replicas hold different events at the same feed positions (a replica restored from "
+                            + "an old copy that wrote again?); compare `peerd export` of both"
+                    ),
+                ]))
     }
 
     private mutating func scheduleRetry(now: Milliseconds) {

@@ -101,6 +101,8 @@ public struct SyncNode: Sendable {
     var loggedHubState: HubState?
     /// The newest events committed here, for live pushes without a read.
     var recent = RecentEvents()
+    /// Peer replicas logged as diverged (same cursor, other state), each once.
+    var divergedPeers: Set<String> = []
     /// Revoked replicas, by replica id (only those of this cluster's admin key).
     var revoked: [String: Revocation] = [:]
 
