@@ -158,6 +158,17 @@ struct IdentityTests {
         return (reply.status, reply.text)
     }
 
+    /// An admin key and three certified replicas: `hub` (read `*`, write
+    /// `hubWrites`), alice (read `team,alice`, write `alice`) and bob (read
+    /// `team,bob`, write `bob`).
+    func aliceAndBob(around hub: String, writing hubWrites: String) throws {
+        try temp.peerdOK(["admin-key", "--out", temp.path("admin.key")], hub)
+        try temp.cluster(hub, ["alice", "bob"])
+        try certify(hub, read: "*", write: hubWrites, via: hub)
+        try certify("alice", read: "team,alice", write: "alice", via: hub)
+        try certify("bob", read: "team,bob", write: "bob", via: hub)
+    }
+
     /// The scopes of the feeds `dir` holds.
     func scopes(_ dir: String) throws -> Set<String> {
         Set(try Peek.cursor(temp.url(dir)).feeds.map(\.scope))
@@ -165,11 +176,7 @@ struct IdentityTests {
 
     @Test("alice sees team and alice, bob sees team and bob, and neither the other's, directly or through a hub")
     func eachReplicaSeesOnlyItsScopes() throws {
-        try temp.peerdOK(["admin-key", "--out", temp.path("admin.key")], "hub")
-        try temp.cluster("hub", ["alice", "bob"])
-        try certify("hub", read: "*", write: "team", via: "hub")
-        try certify("alice", read: "team,alice", write: "alice", via: "hub")
-        try certify("bob", read: "team,bob", write: "bob", via: "hub")
+        try aliceAndBob(around: "hub", writing: "team")
         let hub = try Daemon.start(data: temp.url("hub"))
         let alice = try Daemon.start(data: temp.url("alice"), peers: [hub.address])
         let bob = try Daemon.start(data: temp.url("bob"), peers: [hub.address, alice.address])
@@ -253,11 +260,7 @@ struct IdentityTests {
 
     @Test("through a relay and a thin client too: alice's phone and alice see team and alice, bob sees neither")
     func scopesHoldThroughARelayAndAThinClient() throws {
-        try temp.peerdOK(["admin-key", "--out", temp.path("admin.key")], "relay")
-        try temp.cluster("relay", ["alice", "bob"])
-        try certify("relay", read: "*", write: "*", via: "relay")
-        try certify("alice", read: "team,alice", write: "alice", via: "relay")
-        try certify("bob", read: "team,bob", write: "bob", via: "relay")
+        try aliceAndBob(around: "relay", writing: "*")
         let token = try temp.peerdOK(
             ["thin-client", "add", "alice-phone", "--read", "team,alice", "--write", "alice"], "relay")
         let relay = try Daemon.start(data: temp.url("relay"), extra: ["--relay"])
