@@ -143,6 +143,10 @@ struct IdentityTests {
                 "--expires", "2020-01-01T00:00:00Z",
             ],
             ["invite", "--for", bIdentity, "--read", "", "--write", ""],
+            [
+                "invite", "--admin-key", temp.path("admin.key"), "--for", bIdentity, "--read", "", "--write", "",
+                "--expires", "99999999999999999d",
+            ],
         ] {
             let result = try Executables.peerd(arguments, data: temp.url("a"))
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
