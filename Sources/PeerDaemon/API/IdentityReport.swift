@@ -1,3 +1,4 @@
+import Replica
 import SyncProtocol
 
 /// A replica's identity as `/status` (its own) and `/peers` (each

@@ -54,14 +54,5 @@ public struct SHA256: Sendable {
     }
 
     /// The digest as 64 lowercase hex digits; see ``finalize()``.
-    public mutating func finalizeHex() -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(2 * Self.digestSize)
-        for byte in finalize() {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
-    }
+    public mutating func finalizeHex() -> String { Hex.string(finalize()) }
 }

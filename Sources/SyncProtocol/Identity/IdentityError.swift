@@ -1,4 +1,5 @@
 import Foundation
+import Replica
 
 /// Why a certificate, an identity or an invite is refused. Each message says
 /// what is wrong and, where a person can fix it, how.

@@ -19,41 +19,14 @@ public struct StateHash: Hashable, Sendable, CustomStringConvertible {
 
     /// Reads 64 hex digits (either case); nil for anything else.
     public init?(hex: String) {
-        let digits = Array(hex.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let high = StateHash.nibble(digits[index]), let low = StateHash.nibble(digits[index + 1]) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
+        guard hex.utf8.count == 64, let bytes = Hex.bytes(hex) else { return nil }
         self.bytes = bytes
     }
 
     /// 64 lowercase hex digits, as `EventLog.stateHash()` prints them.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public var hex: String { Hex.string(bytes) }
 
     public var description: String { hex }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
 /// What the `state` message says: how many events a replica holds and the
