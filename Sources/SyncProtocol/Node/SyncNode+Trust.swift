@@ -1,6 +1,5 @@
 import Replica
 
-
 /// Trust while sessions run: revocations (an admin-signed "replica R may no
 /// longer sync", gossiped to every peer like an event) and certificates that
 /// expire mid-session (docs/identity.md).
