@@ -85,7 +85,11 @@ final class DaemonAPI: @unchecked Sendable {
     }
 
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        if let refusal = refusal(of: request) { return refusal }
+        let device: DeviceTokens.Device?
+        switch admission(of: request) {
+        case .refused(let response): return response
+        case .admitted(let caller): device = caller
+        }
         if isStopping { return APIError(503, "shutting_down", "the daemon is shutting down").response }
         let segments = request.segments
         func allow(_ methods: String...) throws {
@@ -115,7 +119,6 @@ final class DaemonAPI: @unchecked Sendable {
             return try sessionRoute(request, type: segments[1], id: segments[2], action: segments[3])
         case "events" where segments.count == 1:
             try allow("GET", "POST")
-            let device = thinClientDevice(request)
             return request.method == "GET"
                 ? try thinClientPage(request, device: device) : try pushThinClientEvents(request, device: device)
         case "log" where segments.count == 1:
@@ -149,43 +152,43 @@ final class DaemonAPI: @unchecked Sendable {
         return (try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)))?["error"]?["message"]?.stringValue ?? ""
     }
 
-    /// Why the request may not go on, if it may not: the operator's token
-    /// (when one is set) reaches everything; a device's token only the
-    /// thin-client protocol (403 elsewhere); any other request gets 401
-    /// when a token is set.
-    private func refusal(of request: HTTPRequest) -> HTTPResponse? {
+    /// Whether a request may go on, and for a thin client's the device it
+    /// comes from, whose scopes limit what `/events` pulls and pushes.
+    private enum Admission {
+        /// `device` is nil for the operator (or anyone, without a token).
+        case admitted(device: DeviceTokens.Device?)
+        case refused(HTTPResponse)
+    }
+
+    /// The operator's token (when one is set) reaches everything; a device's
+    /// token only the thin-client protocol (403 elsewhere); any other request
+    /// gets 401 when a token is set.
+    private func admission(of request: HTTPRequest) -> Admission {
         let authorization = request.headers["authorization"]
-        if let token = settings.token, Self.authorized(authorization, token: token) { return nil }
-        if let device = device(authorization)?.name {
+        if let token = settings.token, Self.authorized(authorization, token: token) { return .admitted(device: nil) }
+        if let device = device(authorization) {
             let thinClientProtocol =
                 request.segments == ["events"] && (request.method == "GET" || request.method == "POST")
             let sessionRead =
                 request.method == "GET" && request.segments.count == 4 && request.segments[0] == "entities"
                 && ["session", "dropped"].contains(request.segments[3])
             guard thinClientProtocol || sessionRead else {
-                return APIError(
-                    403, "forbidden",
-                    "the device token of \(device) may only call POST /events and GET /events (the thin-client "
-                        + "protocol) and read sessions (GET /entities/{type}/{id}/session and …/dropped)"
-                ).response
+                return .refused(
+                    APIError(
+                        403, "forbidden",
+                        "the device token of \(device.name) may only call POST /events and GET /events (the "
+                            + "thin-client protocol) and read sessions (GET /entities/{type}/{id}/session and …/dropped)"
+                    ).response)
             }
-            return nil
+            return .admitted(device: device)
         }
         guard settings.token == nil else {
             var response = APIError(401, "unauthorized", "send the daemon's token as `Authorization: Bearer …`")
                 .response
             response.headers.append(("WWW-Authenticate", "Bearer"))
-            return response
+            return .refused(response)
         }
-        return nil
-    }
-
-    /// The device whose token the request carries, unless it carries the
-    /// operator's: whose scopes limit what `/events` pulls and pushes.
-    private func thinClientDevice(_ request: HTTPRequest) -> DeviceTokens.Device? {
-        let authorization = request.headers["authorization"]
-        if let token = settings.token, Self.authorized(authorization, token: token) { return nil }
-        return device(authorization)
+        return .admitted(device: nil)
     }
 
     /// The device a thin-client token in `header` was issued to, if any.

@@ -119,16 +119,24 @@ extension DaemonAPI {
     }
 
     /// `scope` when this replica may write it: not empty, and within its
-    /// certificate's write scopes when it has one (peers would refuse the rest).
+    /// certificate's write scopes.
     private func writableScope(_ scope: String) throws -> String {
         guard !scope.isEmpty else { throw APIError.invalidEvent("scope must not be empty") }
-        if let certificate = settings.certificate, !certificate.mayWrite(scope) {
-            throw APIError(
-                403, "scope_not_writable",
-                "this replica's certificate does not let it write scope \(scope) (it may write "
-                    + "\(certificate.writeScopes.isEmpty ? "none" : certificate.writeScopes.joined(separator: ",")))")
-        }
+        try requireWritable(scope)
         return scope
+    }
+
+    /// Refuses (`403 scope_not_writable`) a local write, or batch event
+    /// `index`, in a scope outside this replica's certificate's write scopes:
+    /// its peers would refuse it.
+    func requireWritable(_ scope: String, event index: Int? = nil) throws {
+        guard let certificate = settings.certificate, !certificate.mayWrite(scope) else { return }
+        let allowed = certificate.writeScopes.isEmpty ? "none" : certificate.writeScopes.joined(separator: ",")
+        throw APIError(
+            403, "scope_not_writable",
+            (index.map { "event \($0): " } ?? "")
+                + "this replica's certificate does not let it write scope \(scope) (it may write \(allowed))",
+            index: index)
     }
 
     private func requireItem(_ id: String) throws -> Item {

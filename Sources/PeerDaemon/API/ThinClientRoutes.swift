@@ -26,12 +26,7 @@ extension DaemonAPI {
                     403, "scope_not_writable",
                     "event \(index): thin client \(device.name) may not write scope \(event.scope)", index: index)
             }
-            if let certificate = settings.certificate, !certificate.mayWrite(event.scope) {
-                throw APIError(
-                    403, "scope_not_writable",
-                    "event \(index): this replica's certificate does not let it write scope \(event.scope)",
-                    index: index)
-            }
+            try requireWritable(event.scope, event: index)
         }
         let stored = try storage.write { try $0.acceptThinClientEvents(batch) }
         return .json(200, "[" + stored.map(EventJSON.line(for:)).joined(separator: ",") + "]")
