@@ -35,8 +35,10 @@ struct IdentityReport: Codable, Equatable {
     /// `read team,alice · write alice · expires 2027-06-30T00:00:00Z`, or `no certificate`.
     var text: String {
         guard let certificate else { return "no certificate" }
-        func list(_ scopes: [String]) -> String { scopes.isEmpty ? "none" : scopes.joined(separator: ",") }
         let expiry = certificate.expires_ms.map { "expires \(IdentityError.time($0))" } ?? "no expiry"
-        return "read \(list(certificate.read_scopes)) · write \(list(certificate.write_scopes)) · \(expiry)"
+        return "read \(Self.list(certificate.read_scopes)) · write \(Self.list(certificate.write_scopes)) · \(expiry)"
     }
+
+    /// `team,alice`, or `none` for no scope.
+    static func list(_ scopes: [String]) -> String { scopes.isEmpty ? "none" : scopes.joined(separator: ",") }
 }

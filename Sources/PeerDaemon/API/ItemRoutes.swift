@@ -131,7 +131,7 @@ extension DaemonAPI {
     /// its peers would refuse it.
     func requireWritable(_ scope: String, event index: Int? = nil) throws {
         guard let certificate = settings.certificate, !certificate.mayWrite(scope) else { return }
-        let allowed = certificate.writeScopes.isEmpty ? "none" : certificate.writeScopes.joined(separator: ",")
+        let allowed = IdentityReport.list(certificate.writeScopes)
         throw APIError(
             403, "scope_not_writable",
             (index.map { "event \($0): " } ?? "")

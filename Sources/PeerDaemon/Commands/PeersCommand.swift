@@ -57,9 +57,9 @@ enum PeersCommand {
     private static func identityColumns(_ identity: IdentityReport?) -> [String] {
         guard let identity else { return ["-", "-", "-", "-"] }
         guard let certificate = identity.certificate else { return [shortHash(identity.public_key), "-", "-", "-"] }
-        func list(_ scopes: [String]) -> String { scopes.isEmpty ? "none" : scopes.joined(separator: ",") }
         return [
-            shortHash(identity.public_key), list(certificate.read_scopes), list(certificate.write_scopes),
+            shortHash(identity.public_key), IdentityReport.list(certificate.read_scopes),
+            IdentityReport.list(certificate.write_scopes),
             certificate.expires_ms.map { IdentityError.time($0) } ?? "never",
         ]
     }
