@@ -21,14 +21,18 @@ let (directory, code, peer, text) = (
     CommandLine.arguments[1], CommandLine.arguments[2], CommandLine.arguments[3], CommandLine.arguments[4]
 )
 let path = directory + "/notes.db"
+// The app's identity key signs what it writes; peers verify every event.
+let key = try SigningKey.readOrCreate(atPath: directory + "/identity.key")
 var options = EventLog.Options()
 options.domains = [Domain(SiteNote.self)]
+options.feedSigner = FeedSigner(key)
 if !FileManager.default.fileExists(atPath: path) {
     _ = try EventLog.create(at: path, replicaID: "notes-" + UUID().uuidString.lowercased(), options: options)
 }
 let storage = try StorageExecutor(path: path, options: options)
 var configuration = GossipService.Configuration(replicaID: storage.replicaID)
 configuration.listenPort = 0
+configuration.node.identity = (key, nil)
 configuration.peers = [PeerAddress(peer)!]
 let sync = try GossipService(
     storage: storage, clusterKey: try ClusterKey(code: code), configuration: configuration, logger: { _ in })

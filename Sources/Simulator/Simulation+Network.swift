@@ -17,7 +17,9 @@ extension Simulation {
                 switch message {
                 case .prune: statistics.prunes += 1
                 case .graft: statistics.grafts += 1
-                case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations: break
+                case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations, .certificates, .forkProofs,
+                    .heads:
+                    break
                 }
                 for transmission in network.send(message, on: id, now: now, random: &random) {
                     queue.schedule(.arrival(transmission), at: transmission.arrivesAt)
@@ -28,7 +30,7 @@ extension Simulation {
                 close(id, of: replica)
             case .revoked:
                 break  // the simulator's nodes have no admin key, so they learn none
-            case .read, .store, .computeState, .writePendingProjections:
+            case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads:
                 guard let answer = DirectStorage.execute(effect, on: replica.log!) else { continue }
                 if let delay = scenario.storageDelayMs {
                     queue.schedule(.storageAnswer(host, answer), at: now + random.int(in: delay))

@@ -5,6 +5,7 @@
 /// out what they ask. `docs/protocol.md` specifies the protocol.
 public enum WireProtocol {
     /// The sync protocol version a handshake carries. Version 2 added the
-    /// identity section of `hello` (docs/identity.md).
-    public static let version: UInt16 = 2
+    /// identity section of `hello` (docs/identity.md); version 3 signed
+    /// feeds: proofs in `events`, `certificates` and `fork proofs` messages.
+    public static let version: UInt16 = 3
 }

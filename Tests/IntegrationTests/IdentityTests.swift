@@ -297,7 +297,7 @@ struct IdentityTests {
         #expect(!page.body.contains("bob's list"), "\(page.body)")
     }
 
-    @Test("a replica restored from an old copy that writes again is reported as a fork by its peer")
+    @Test("a replica restored from an old copy that writes again is proven forked: both quarantine its feed")
     func aRestoredReplicaThatWritesAgainIsAFork() throws {
         try temp.cluster("a", ["b"])
         var b = try Daemon.start(data: temp.url("b"))
@@ -323,10 +323,30 @@ struct IdentityTests {
         }
         let lastRow = String(describing: try row(of: bID, in: a))
         #expect(reported, "\(lastRow)")
+        // Whichever side's round notices first shows the other its signed heads.
+        #expect(
+            a.waitForLog("fork: same cursor, different state", timeout: .seconds(5))
+                || b.waitForLog("fork: same cursor, different state"))
+        // Their signed heads at seq 2 differ: each proves the fork and quarantines b's feed.
+        func forked(_ daemon: Daemon) throws -> [String] {
+            let feeds = try json(daemon, "/status")["forked_feeds"] as? [[String: Any]] ?? []
+            return feeds.map { "\($0["replica_id"] ?? "")/\($0["scope"] ?? "") at \($0["seq"] ?? "")" }
+        }
+        let proven = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
+            try forked(a) == ["\(bID)/default at 2"] && forked(b) == ["\(bID)/default at 2"]
+        }
+        let seen = "a: \(try forked(a)), b: \(try forked(b))"
+        #expect(proven, "\(seen)")
+        #expect(a.waitForLog("fork: feed quarantined", "feed=\(bID)/default"))
+        #expect(try a.metric("peersync_forked_feeds") == 1)
         #expect(try row(of: bID, in: a)?["in_sync"] as? Bool == false)
-        #expect(a.waitForLog("fork: same cursor, different state", bID))
-        let sync = try json(a, "/status")["sync"] as? [String: Any]
-        #expect(sync?["peers_diverged"] as? Int == 1 && sync?["peers_in_sync"] as? Int == 0)
-        #expect(try a.metric("peersync_peers_diverged") == 1)
+        let status = try json(a, "/status")
+        #expect((status["forks"] as? Int ?? 0) >= 1)
+        let cursor = status["cursor"] as? [[String: Any]] ?? []
+        #expect(!cursor.contains { $0["replica_id"] as? String == bID }, "\(cursor)")
+        // b may no longer write its forked feed; a loud refusal, not a silent divergence.
+        let refused = try b.api!.request("POST", "/items", body: #"{"name":"again","quantity":1}"#)
+        #expect(refused.status == 409 && refused.text.contains("feed_forked"), "\(refused.text)")
+        #expect(try temp.peerdOK(["status"], "b").contains("forked      \(bID)/default at seq 2"))
     }
 }

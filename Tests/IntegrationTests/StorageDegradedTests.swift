@@ -14,7 +14,9 @@ struct StorageDegradedTests {
     init() throws { temp = try TemporaryDirectory() }
 
     /// `count` events of one foreign feed as an export file (300 items, then quantity changes).
+    /// `count` events of `a`'s own feed (which it signs as it imports them).
     func exportFile(events count: Int) throws -> String {
+        let origin = try ReplicaStatus.of(temp.url("a")).replica_id
         var lines: [String] = []
         for seq in 1...count {
             let payload =
@@ -22,7 +24,7 @@ struct StorageDegradedTests {
                 ? #"{"type":"Created","name":"n\#(seq)","quantity":\#(seq)}"#
                 : #"{"type":"QuantityChanged","quantity":\#(seq)}"#
             lines.append(
-                #"{"replica_event_id":"\#(UUID().uuidString.lowercased())","replica_id":"origin","scope":"default","#
+                #"{"replica_event_id":"\#(UUID().uuidString.lowercased())","replica_id":"\#(origin)","scope":"default","#
                     + #""replica_write_offset":\#(seq),"replica_time_ms":\#(1_700_000_000_000 + seq),"#
                     + #""entity_type":"item","entity_id":"i\#(seq % 300)","payload":\#(payload)}"#)
         }

@@ -151,7 +151,8 @@ struct SyncTests {
     @Test("kill -9 mid-sync leaves a gap-free prefix, and a restart completes the sync without duplicates")
     func killNineMidSync() throws {
         try cluster("a", "b")
-        let bulkReplica = "bulk-\(UUID().uuidString.lowercased())"
+        // a's own events: a signs them as it imports them (docs/protocol.md "Signed feeds").
+        let bulkReplica = try ReplicaStatus.of(dir("a")).replica_id
         // Not 30,000 events: in a debug build `peerd import` stores about
         // 1,500 events a second and `peerd status` hashes about 6,000
         // entities a second, so 30,000 would take 45 s. 6,000 still sync in

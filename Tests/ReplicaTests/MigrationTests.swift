@@ -44,7 +44,11 @@ struct MigrationTests {
 
         let migrated = try EventLog.open(at: path, options: options())
 
-        #expect(Schema.currentVersion == 5)
+        #expect(Schema.currentVersion == 6)
+        // Version 6 adds chain links: a migrated feed's head link is computed from its events, as the writer's was.
+        #expect(try RawSQL.int(path, "SELECT count(*) FROM feeds WHERE head_link IS NOT NULL") == 0)
+        #expect(try migrated.signedHeads() == (try source.signedHeads()))
+        #expect(try migrated.signedHeads().allSatisfy { $0.signature == nil && $0.link != FeedChain.genesis })
         // Version 5 adds block rows; the migrated events stay rows, and `event_log` shows them all.
         #expect(try RawSQL.int(path, "SELECT count(*) FROM event_blocks") == 0)
         #expect(

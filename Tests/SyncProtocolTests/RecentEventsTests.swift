@@ -11,7 +11,7 @@ import Testing
     private func page(_ recent: RecentEvents, _ seqs: ClosedRange<UInt64>, of feed: FeedID? = nil) -> [UInt64]? {
         recent.page(
             for: [FeedRange(feed: feed ?? self.feed, seqs: seqs)], maxEvents: unlimited.events,
-            maxBytes: unlimited.bytes)?.map(\.seq)
+            maxBytes: unlimited.bytes, proven: false)?.events.map(\.seq)
     }
 
     @Test func aHeldRunAnswersAnyRangeInsideIt() {
@@ -50,9 +50,13 @@ import Testing
         let b = FeedID(replicaID: "b")
         recent.remember(SessionFixtures.events(b, 1...4))
         let range = FeedRange(feed: feed, seqs: 1...4)
-        #expect(recent.page(for: [range], maxEvents: 3, maxBytes: 1 << 20) == nil)
-        #expect(recent.page(for: [range], maxEvents: 4, maxBytes: 200) == nil)
-        #expect(recent.page(for: [FeedRange(feed: feed, seqs: 1...1)], maxEvents: 1, maxBytes: 1)?.count == 1)
-        #expect(recent.page(for: [range, FeedRange(feed: b, seqs: 1...4)], maxEvents: 512, maxBytes: 1 << 20) == nil)
+        #expect(recent.page(for: [range], maxEvents: 3, maxBytes: 1 << 20, proven: false) == nil)
+        #expect(recent.page(for: [range], maxEvents: 4, maxBytes: 200, proven: false) == nil)
+        #expect(
+            recent.page(for: [FeedRange(feed: feed, seqs: 1...1)], maxEvents: 1, maxBytes: 1, proven: false)?.events
+                .count == 1)
+        #expect(
+            recent.page(
+                for: [range, FeedRange(feed: b, seqs: 1...4)], maxEvents: 512, maxBytes: 1 << 20, proven: false) == nil)
     }
 }

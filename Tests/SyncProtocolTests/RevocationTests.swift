@@ -74,7 +74,8 @@ import Testing
         }
         let effects = node.received(.events(EventBatch(batchID: 1, events: own + carols)), on: 1, now: 0)
         #expect(
-            effects.contains(.store(1, [EventBatch(batchID: 1, events: own + carols.prefix(2))])), "\(effects)")
+            effects.contains(.store(1, [EventBatch(batchID: 1, events: own + carols.prefix(2))], keys: nil)),
+            "\(effects)")
         #expect(node.metrics().eventsRejectedRevoked == 3)
     }
 

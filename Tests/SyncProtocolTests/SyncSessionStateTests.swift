@@ -72,10 +72,11 @@ import Testing
         #expect(session.receive(.state(theirs)).isEmpty)
         #expect(session.peerState == StateReport(summary: theirs, cursor: [feed: 4]))
         #expect(session.peerStateIsCurrent)
-        _ = session.eventsRead([
-            Event(
-                eventID: UUID(), feed: feed, seq: 5, timeMs: 5, entityType: "item", entityID: "i", payload: "{}")
-        ])
+        _ = session.eventsRead(
+            EventPage(events: [
+                Event(
+                    eventID: UUID(), feed: feed, seq: 5, timeMs: 5, entityType: "item", entityID: "i", payload: "{}")
+            ]))
         _ = session.receive(.ack(batchID: 1, heads: [feed: 5]))
         #expect(!session.peerStateIsCurrent)
     }

@@ -74,13 +74,13 @@ import Testing
         }
         var sent: [EventBatch] = []
         var reads: [ClosedRange<UInt64>] = []
-        var next = session.eventsRead(page(1...3))
+        var next = session.eventsRead(EventPage(events: page(1...3)))
         while true {
             for case .send(.events(let batch)) in next { sent.append(batch) }
             guard case .readEvents(let ranges, _, _)? = next.last else { break }
             reads.append(ranges[0].seqs)
             let start = ranges[0].seqs.lowerBound
-            next = session.eventsRead(page(start...min(start + 2, 10)))
+            next = session.eventsRead(EventPage(events: page(start...min(start + 2, 10))))
         }
         // Two batches out; the third page (7...9) was read and waits for an ack.
         #expect(sent.map(\.batchID) == [1, 2])
@@ -92,7 +92,7 @@ import Testing
                 .readEvents(
                     ranges: [FeedRange(feed: feed, seqs: 10...10)], maxEvents: 3, maxBytes: defaults.batchBytes),
             ])
-        #expect(session.eventsRead(page(10...10)).isEmpty)  // the window is full again: held
+        #expect(session.eventsRead(EventPage(events: page(10...10))).isEmpty)  // the window is full again: held
         let afterSecondAck = session.receive(.ack(batchID: 2, heads: [feed: 6]))
         #expect(afterSecondAck == [.send(.events(EventBatch(batchID: 4, events: page(10...10))))])
     }
@@ -133,7 +133,7 @@ import Testing
 
     @Test func aFeedThePeerCouldNotStoreIsResentOncePerPosition() {
         var (session, _) = syncing(local: [feed: 3], peer: [feed: 0]) { $0.window = 1 }
-        _ = session.eventsRead(events(1...3))
+        _ = session.eventsRead(EventPage(events: events(1...3)))
         _ = session.receive(.ack(batchID: 1, heads: [feed: 1]))
         let first = session.receive(.cursor([feed: 1]))
         #expect(
@@ -142,7 +142,7 @@ import Testing
                     ranges: [FeedRange(feed: feed, seqs: 2...3)], maxEvents: defaults.batchEvents,
                     maxBytes: defaults.batchBytes)
             ])
-        _ = session.eventsRead(events(2...3))
+        _ = session.eventsRead(EventPage(events: events(2...3)))
         _ = session.receive(.ack(batchID: 2, heads: [feed: 1]))
         #expect(session.receive(.cursor([feed: 1])).isEmpty)
     }

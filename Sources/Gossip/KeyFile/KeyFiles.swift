@@ -40,6 +40,21 @@ extension SigningKey {
     public static func read(fromFile path: String) throws -> SigningKey {
         SigningKey(seed: try SecretFile.read(fromFile: path, size: size))
     }
+
+    /// The key in `path`, made there (mode 0600) when there is none yet.
+    public static func readOrCreate(atPath path: String) throws -> SigningKey {
+        do {
+            return try read(fromFile: path)
+        } catch KeyFileError.missing {
+            let key = generate()
+            do {
+                try key.write(toFile: path)
+            } catch KeyFileError.exists {
+                return try read(fromFile: path)  // another process made it first
+            }
+            return key
+        }
+    }
 }
 
 /// A file that holds exactly one secret's bytes, mode 0600.

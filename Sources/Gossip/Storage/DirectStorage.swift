@@ -4,9 +4,10 @@ import SyncProtocol
 /// Storage's answer to one of a node's storage effects, to hand back to
 /// the node now or (in the simulator) later.
 public enum StorageAnswer: Sendable {
-    case eventsRead(ConnectionID, Result<[Event], StorageFailure>)
+    case eventsRead(ConnectionID, Result<EventPage, StorageFailure>)
     case stored(ConnectionID, Result<StoreOutcome, StorageFailure>)
     case stateComputed(Result<StateReport, StorageFailure>)
+    case forksFound(Result<[ForkProof], StorageFailure>)
 
     /// Gives the answer to `node`; returns the effects that follow.
     public func deliver(to node: inout SyncNode, now: Milliseconds) -> [SyncNode.Effect] {
@@ -14,6 +15,7 @@ public enum StorageAnswer: Sendable {
         case .eventsRead(let id, let page): node.eventsRead(page, on: id, now: now)
         case .stored(let id, let outcome): node.stored(outcome, on: id, now: now)
         case .stateComputed(let report): node.stateComputed(report, now: now)
+        case .forksFound(let proofs): node.forksFound(proofs, now: now)
         }
     }
 
@@ -41,8 +43,13 @@ public enum DirectStorage {
             return nil
         case .read(let id, let ranges, let maxEvents, let maxBytes):
             return .eventsRead(id, LogStorage.read(log, ranges: ranges, maxEvents: maxEvents, maxBytes: maxBytes))
-        case .store(let id, let batches):
-            return .stored(id, LogStorage.store(log, batches))
+        case .store(let id, let batches, let keys):
+            return .stored(id, LogStorage.store(log, batches, keys: keys))
+        case .quarantine(let proofs, let keys):
+            _ = LogStorage.quarantine(log, proofs, keys: keys)
+            return nil
+        case .compareHeads(let heads, let keys):
+            return .forksFound(LogStorage.compare(log, heads, keys: keys))
         case .computeState:
             return .stateComputed(LogStorage.computeState(log))
         case .writePendingProjections:
@@ -51,11 +58,11 @@ public enum DirectStorage {
         }
     }
 
-    /// True for `.read`, `.store`, `.computeState` and `.writePendingProjections`.
+    /// True for `.read`, `.store`, `.computeState`, `.writePendingProjections`, `.quarantine` and `.compareHeads`.
     public static func isStorageWork(_ effect: SyncNode.Effect) -> Bool {
         switch effect {
         case .send, .dial, .close, .revoked: false
-        case .read, .store, .computeState, .writePendingProjections: true
+        case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads: true
         }
     }
 

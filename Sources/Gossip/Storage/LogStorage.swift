@@ -5,22 +5,60 @@ import SyncProtocol
 /// on the caller's thread. `StorageExecutor` runs these on its own threads;
 /// `DirectStorage` runs them inline for tests and the simulator.
 enum LogStorage {
-    /// `.read`: a page of events in canonical order across the ranges' feeds.
+    /// `.read`: a page of events in canonical order across the ranges'
+    /// feeds, each feed's run ending at a signed head, with its proofs.
     static func read(
         _ log: EventLog, ranges: [FeedRange], maxEvents: Int, maxBytes: Int
-    ) -> Result<[Event], StorageFailure> {
+    ) -> Result<EventPage, StorageFailure> {
         Result {
-            try log.eventsInCanonicalOrder(
-                of: ranges.map { ($0.feed, $0.seqs) }, maxEvents: maxEvents, maxBytes: maxBytes)
+            try log.signed(
+                log.eventsInCanonicalOrder(
+                    of: ranges.map { ($0.feed, $0.seqs) }, maxEvents: maxEvents, maxBytes: maxBytes))
         }.mapError(StorageFailure.init)
     }
 
-    /// `.store`: every event of the batches in one transaction, and the cursor after it.
-    static func store(_ log: EventLog, _ batches: [EventBatch]) -> Result<StoreOutcome, StorageFailure> {
+    /// `.store`: every event of the batches in one transaction, verified
+    /// with `keys` when given, and the cursor after it.
+    static func store(_ log: EventLog, _ batches: [EventBatch], keys: FeedKeys?) -> Result<StoreOutcome, StorageFailure>
+    {
         Result {
-            let report = try log.ingest(batches.flatMap(\.events))
-            return StoreOutcome(report: report, cursor: try log.cursor())
+            let events = batches.count == 1 ? batches[0].events : batches.flatMap(\.events)
+            guard let keys else {
+                return StoreOutcome(report: try log.ingest(events), cursor: try log.cursor())
+            }
+            let report = try log.ingest(events, proofs: mergedProofs(batches), keys: keys)
+            return StoreOutcome(report: report, cursor: try log.cursor(), signed: log.signedByLastWrite)
         }.mapError(StorageFailure.init)
+    }
+
+    /// The proofs of a run of batches stored as one: per feed, the first
+    /// batch's base link and the last batch's head (batches of one session
+    /// follow each other, so their runs of a feed do too; a gap between
+    /// them fails verification).
+    private static func mergedProofs(_ batches: [EventBatch]) -> [FeedID: FeedProof] {
+        guard batches.count > 1 else { return batches.first?.proofs ?? [:] }
+        var merged: [FeedID: FeedProof] = [:]
+        for batch in batches {
+            for (feed, proof) in batch.proofs {
+                merged[feed] = FeedProof(baseLink: merged[feed]?.baseLink ?? proof.baseLink, head: proof.head)
+            }
+        }
+        return merged
+    }
+
+    /// `.compareHeads`: the forks a peer's signed heads prove, quarantined.
+    static func compare(_ log: EventLog, _ heads: [SignedHead], keys: FeedKeys) -> Result<[ForkProof], StorageFailure> {
+        Result { try log.forks(shownBy: heads, keys: keys) }.mapError(StorageFailure.init)
+    }
+
+    /// `.quarantine`: each proof's feed quarantined in the log.
+    static func quarantine(_ log: EventLog, _ proofs: [ForkProof], keys: FeedKeys) -> StorageFailure? {
+        do {
+            for proof in proofs { try log.quarantineFork(proof, keys: keys.keys(for: proof.feed)) }
+            return nil
+        } catch {
+            return StorageFailure(error)
+        }
     }
 
     /// `.computeState`: the state summary and the cursor it describes, read in one snapshot.
@@ -32,7 +70,8 @@ enum LogStorage {
                 guard let hash = StateHash(hex: try log.stateHash()) else {
                     throw StorageFailure("the state hash is not 64 hex digits")
                 }
-                return StateReport(summary: StateSummary(eventCount: count, hash: hash), cursor: cursor)
+                return StateReport(
+                    summary: StateSummary(eventCount: count, hash: hash), cursor: cursor, heads: try log.signedHeads())
             }
         }.mapError(StorageFailure.init)
     }

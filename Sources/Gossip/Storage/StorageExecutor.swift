@@ -53,6 +53,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         /// and for a local commit of at most
         /// `EventLog.storedByLastWriteLimit` events (else empty).
         public var stored: [StoredEvent] = []
+        /// The heads the commit signed or stored signed, with `stored`.
+        public var signed: [SignedHead] = []
     }
 
     public let name = "storage"
@@ -165,7 +167,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// A page of events for a peer; `.live` lane for a few events, else `.bulk`.
     func read(
         _ ranges: [FeedRange], maxEvents: Int, maxBytes: Int,
-        completion: @escaping @Sendable (Result<[Event], StorageFailure>) -> Void
+        completion: @escaping @Sendable (Result<EventPage, StorageFailure>) -> Void
     ) {
         let wanted = ranges.reduce(0) { $0 + Int(clamping: $1.seqs.count) }
         let lane = min(wanted, maxEvents) <= Self.liveReadEvents ? live : bulk
@@ -181,7 +183,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// a peer still gets the events before the damage.
     private static func readServingWhatIsReadable(
         _ log: EventLog, _ ranges: [FeedRange], maxEvents: Int, maxBytes: Int
-    ) -> Result<[Event], StorageFailure> {
+    ) -> Result<EventPage, StorageFailure> {
         var limit = maxEvents
         var page = LogStorage.read(log, ranges: ranges, maxEvents: limit, maxBytes: maxBytes)
         while case .failure(let failure) = page, limit > 1,
@@ -194,8 +196,10 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     }
 
     /// Ingests batches from a peer in one transaction.
-    func store(_ batches: [EventBatch], completion: @escaping @Sendable (Result<StoreOutcome, StorageFailure>) -> Void)
-    {
+    func store(
+        _ batches: [EventBatch], keys: FeedKeys?,
+        completion: @escaping @Sendable (Result<StoreOutcome, StorageFailure>) -> Void
+    ) {
         writer.async { [self] in
             guard !closed.load(ordering: .acquiring) else {
                 return completion(.failure(StorageFailure("the replica is shutting down")))
@@ -203,7 +207,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             let count = batches.reduce(0) { $0 + $1.events.count }
             let outcome =
                 count >= Self.catchUpStoreEvents
-                ? catchUpStores.run { [log] in LogStorage.store(log, batches) } : LogStorage.store(log, batches)
+                ? catchUpStores.run { [log] in LogStorage.store(log, batches, keys: keys) }
+                : LogStorage.store(log, batches, keys: keys)
             switch outcome {
             case .success(let done):
                 cursorAfterLastCommit = done.cursor
@@ -213,7 +218,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
                     notify(
                         Change(
                             origin: .ingest, cursor: done.cursor, storedCount: done.report.stored.count,
-                            stored: done.report.stored))
+                            stored: done.report.stored, signed: done.signed))
                 }
             case .failure(let failure):
                 noteFailure(failure, what: "store events")
@@ -228,6 +233,28 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             let report = LogStorage.computeState(log)
             if case .failure(let failure) = report { self.noteFailure(failure, what: "hash the state") }
             completion(report)
+        }
+    }
+
+    /// The forks a peer's signed heads prove, quarantined, on the writer.
+    func compare(
+        _ heads: [SignedHead], keys: FeedKeys,
+        completion: @escaping @Sendable (Result<[ForkProof], StorageFailure>) -> Void
+    ) {
+        writer.async { [self] in
+            let proofs = LogStorage.compare(log, heads, keys: keys)
+            if case .failure(let failure) = proofs { noteFailure(failure, what: "compare heads") }
+            completion(proofs)
+        }
+    }
+
+    /// Quarantines the feeds of fork proofs a peer sent, on the writer.
+    func quarantine(_ proofs: [ForkProof], keys: FeedKeys) {
+        writer.async { [self] in
+            guard !closed.load(ordering: .acquiring) else { return }
+            if let failure = LogStorage.quarantine(log, proofs, keys: keys) {
+                noteFailure(failure, what: "quarantine a feed")
+            }
         }
     }
 
@@ -275,7 +302,10 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         // What the log says this write stored, when that is all the cursor moved by.
         let events = log.storedByLastWrite.flatMap { $0.count == stored ? $0 : nil } ?? []
         cursorAfterLastCommit = cursor
-        notify(Change(origin: origin, cursor: cursor, storedCount: stored, stored: events))
+        notify(
+            Change(
+                origin: origin, cursor: cursor, storedCount: stored, stored: events,
+                signed: events.isEmpty ? [] : log.signedByLastWrite))
     }
 
     /// Another process may have committed: `data_version` tells.

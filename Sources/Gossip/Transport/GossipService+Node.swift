@@ -18,8 +18,8 @@ extension GossipService {
                 storage.read(ranges, maxEvents: maxEvents, maxBytes: maxBytes) { [self] page in
                     loop.execute { [self] in carryOut(node.eventsRead(page, on: id, now: loop.now)) }
                 }
-            case .store(let id, let batches):
-                storage.store(batches) { [self] outcome in
+            case .store(let id, let batches, let keys):
+                storage.store(batches, keys: keys) { [self] outcome in
                     loop.execute { [self] in carryOut(node.stored(outcome, on: id, now: loop.now)) }
                 }
             case .computeState:
@@ -28,6 +28,12 @@ extension GossipService {
                 }
             case .writePendingProjections:
                 storage.writePendingProjections()
+            case .quarantine(let proofs, let keys):
+                storage.quarantine(proofs, keys: keys)
+            case .compareHeads(let heads, let keys):
+                storage.compare(heads, keys: keys) { [self] proofs in
+                    loop.execute { [self] in carryOut(node.forksFound(proofs, now: loop.now)) }
+                }
             case .revoked(let revocations):
                 configuration.storeRevocations(revocations)
             }

@@ -116,7 +116,10 @@ public final class GossipService: Service, @unchecked Sendable {
         storage.observe { [self] change in
             guard change.origin != .ingest else { return }  // the node asked for those itself
             loop.execute { [self] in
-                carryOut(node.localChanged(cursor: change.cursor, committed: change.stored.map(\.event), now: loop.now))
+                carryOut(
+                    node.localChanged(
+                        cursor: change.cursor, committed: change.stored.map(\.event), signed: change.signed,
+                        now: loop.now))
             }
         }
         loop.start()

@@ -3,21 +3,22 @@ import Foundation
 import Replica
 import SyncProtocol
 
-/// `peerd-bench identity`: what identities cost, and what signed feeds
-/// would cost per event, beside a bare SQLite insert of the same run
-/// (docs/performance.md, "Identities").
+/// `peerd-bench identity`: what identities and signed feeds cost, beside a
+/// bare SQLite insert of the same run (docs/performance.md, "Identities").
 ///
 /// - admitting a hello: the peer's proof (one Ed25519 verify) and its
 ///   certificate (another), once per connection;
-/// - per event, for the signed-feed designs: a BLAKE2b-256 hash-chain link
-///   over an event-sized input, against one Ed25519 signature and one verify.
+/// - per event: a chain link (`FeedChain.link`), against one Ed25519
+///   signature and one verify;
+/// - a catch-up ingest of signed pages with verification on and off.
 struct IdentityBenchmark {
     static let usage = """
         usage: peerd-bench identity [--events N] [--signatures N] [--dir DIR]
 
         Times a bare SQLite insert of N events (default 200,000) as the baseline, then per operation: \
-        BLAKE2b-256 of an event-sized input (a hash-chain link), Ed25519 signing and verifying \
-        (--signatures, default 5,000, each), and admitting a hello with a certificate.
+        a chain link over an event (BLAKE2b-256), Ed25519 signing and verifying \
+        (--signatures, default 5,000, each), admitting a hello with a certificate, and the \
+        catch-up ingest of min(N, 100,000) signed events with verification on against off.
         """
 
     var events = 200_000
@@ -41,17 +42,6 @@ struct IdentityBenchmark {
             }
         }
         return benchmark
-    }
-
-    /// An event-sized input: id, feed, seq, time, entity, payload, as a canonical encoding would hold them.
-    private static func canonicalInput(_ row: RawRow) -> [UInt8] {
-        var bytes = row.eventID
-        bytes += Array("replica-0001/default".utf8)
-        bytes += withUnsafeBytes(of: row.seq.bigEndian, Array.init)
-        bytes += withUnsafeBytes(of: row.timeMs.bigEndian, Array.init)
-        bytes += Array(row.entityID.utf8)
-        bytes += Array(row.payload.utf8)
-        return bytes
     }
 
     func run() throws {
@@ -82,16 +72,17 @@ struct IdentityBenchmark {
         workspace.remove(path)
         let bareMicros = insert.seconds / Double(events) * 1e6
 
-        let inputs = rows.map(Self.canonicalInput)
-        var link = [UInt8](repeating: 0, count: 32)
-        var hashing = Stopwatch()
-        hashing.measure {
-            for input in inputs {
-                let message = link + input
-                _ = crypto_generichash(&link, 32, message, UInt64(message.count), nil, 0)
-            }
+        let chained = rows.map { row in
+            Event(
+                eventID: row.eventID.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) },
+                feed: FeedID(replicaID: "replica-0001"), seq: UInt64(row.seq),
+                timeMs: row.timeMs, entityType: "item", entityID: row.entityID, payload: row.payload)
         }
+        var link = FeedChain.genesis
+        var hashing = Stopwatch()
+        hashing.measure { for event in chained { link = FeedChain.link(after: link, event) } }
         let hashMicros = hashing.seconds / Double(events) * 1e6
+        let inputs = chained.map(FeedChain.encoding)
 
         let key = SigningKey.generate()
         let admin = SigningKey.generate()
@@ -138,7 +129,7 @@ struct IdentityBenchmark {
             print("| \(name) | \(String(format: "%.2f", micros)) | \(String(format: "%.2f", micros / bareMicros))× |")
         }
         row("bare SQLite insert, batches of 10,000 (baseline, \(events) rows)", bareMicros)
-        row("BLAKE2b-256 chain link over an event (\(inputs[0].count + 32) bytes)", hashMicros)
+        row("FeedChain.link: BLAKE2b-256 over an event (\(inputs[0].count + 48) bytes)", hashMicros)
         row("Ed25519 sign", signMicros)
         row("Ed25519 verify", verifyMicros)
         row("admit a hello: read its certificate, check proof and certificate", admitMicros)
@@ -147,5 +138,13 @@ struct IdentityBenchmark {
             String(
                 format: "bare insert %.0f rows/s; a verify per event would cap a receiver at %.0f events/s, "
                     + "a chain link per event at %.0f", 1e6 / bareMicros, 1e6 / verifyMicros, 1e6 / hashMicros))
+        let ingest = try VerifiedIngestPhase(events: min(events, 100_000), pageEvents: 5_000, workspace: workspace)
+            .run()
+        print("")
+        print(
+            String(
+                format: "catch-up ingest of %d signed events in pages of 5,000: verified %.0f events/s, "
+                    + "unverified %.0f events/s: %.2f× (target ≥ 0.9×)", min(events, 100_000), ingest.verifiedPerSecond,
+                ingest.unverifiedPerSecond, ingest.ratio))
     }
 }

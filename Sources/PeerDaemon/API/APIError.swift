@@ -42,6 +42,10 @@ struct APIError: Error {
                 details: ["holder": .string(holder), "dropped_own": .int(Int64(dropped))])
         case EventLogError.claimNeedsGrant(_, _, let holder):
             return APIError(409, "claim_needs_grant", "\(error)", details: ["holder": .string(holder)])
+        case EventLogError.feedForked(let feed):
+            return APIError(
+                409, "feed_forked", "\(error)",
+                details: ["replica_id": .string(feed.replicaID), "scope": .string(feed.scope)])
         case EventLogError.notHeld(_, _, let holder):
             return APIError(409, "not_holder", "\(error)", details: ["holder": holder.map { .string($0) } ?? .null])
         case let error as EventLogError where error.storageFault?.kind == .diskFull:

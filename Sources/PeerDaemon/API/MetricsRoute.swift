@@ -27,9 +27,14 @@ extension DaemonAPI {
         text.sample("peersync_events_rejected_total", ["reason": "fork"], Double(sync.eventsRejectedFork))
         text.sample("peersync_events_rejected_total", ["reason": "scope"], Double(sync.eventsRejectedScope))
         text.sample("peersync_events_rejected_total", ["reason": "revoked"], Double(sync.eventsRejectedRevoked))
+        text.sample("peersync_events_rejected_total", ["reason": "signature"], Double(sync.eventsRejectedSignature))
+        text.sample("peersync_events_rejected_total", ["reason": "forked"], Double(sync.eventsRejectedForked))
         text.gauge("peersync_events", "Events this replica holds.", Double(replica.events))
         text.gauge("peersync_feeds", "Feeds (replica and scope) this replica holds events of.", Double(replica.feeds))
         text.gauge("peersync_forks", "Fork reports stored in quarantine.", Double(replica.forks))
+        text.gauge(
+            "peersync_forked_feeds", "Feeds quarantined by a fork proof: neither taken nor served.",
+            Double(sync.forkedFeeds))
         text.gauge("peersync_poison_events", "Stored events whose payload no fold can decode.", Double(replica.poison))
         text.gauge("peersync_peers_connected", "Peers with an open, identified session.", Double(sync.peersConnected))
         text.gauge(

@@ -11,17 +11,7 @@ extension DataDirectory {
 
     /// The identity key; a data directory made before identities gets one now.
     func identityKey() throws -> SigningKey {
-        do {
-            return try SigningKey.read(fromFile: identityKeyPath)
-        } catch KeyFileError.missing {
-            let key = SigningKey.generate()
-            do {
-                try key.write(toFile: identityKeyPath)
-            } catch KeyFileError.exists {
-                return try SigningKey.read(fromFile: identityKeyPath)  // another command made it first
-            }
-            return key
-        }
+        try SigningKey.readOrCreate(atPath: identityKeyPath)
     }
 
     /// The certificate installed by `peerd init --join INVITE`, if any.

@@ -21,14 +21,23 @@ struct DataDirectory: Sendable {
 
     /// Opens the replica's event log, with a hint when there is none.
     func openLog() throws -> EventLog {
-        try opening { try EventLog.open(at: databasePath) }
+        let options = try logOptions()
+        return try opening { try EventLog.open(at: databasePath, options: options) }
+    }
+
+    /// The log's options: local writes signed with the identity key.
+    private func logOptions() throws -> EventLog.Options {
+        try requireReplica()
+        var options = EventLog.Options()
+        options.feedSigner = FeedSigner(try identityKey())
+        return options
     }
 
     /// Opens the replica's storage for a daemon (`StorageExecutor`).
     func openStorage(clockOffsetMs: Int64 = 0, logger: @escaping @Sendable (LogRecord) -> Void) throws
         -> StorageExecutor
     {
-        var options = EventLog.Options()
+        var options = try logOptions()
         if clockOffsetMs != 0 {
             options.wallClock = { Int64(Date().timeIntervalSince1970 * 1000) + clockOffsetMs }
         }

@@ -105,6 +105,15 @@ struct ReplicaStatus: Codable {
     var state_hash: String
     var forks: Int64
     var poison_events: Int64
+    /// Feeds quarantined because their origin signed two histories (docs/protocol.md "Fork proofs").
+    var forked_feeds: [ForkedFeed]
+
+    struct ForkedFeed: Codable {
+        var replica_id: String
+        var scope: String
+        /// The seq at which the two histories differ (this replica's signed head there).
+        var seq: UInt64
+    }
 
     /// `known`: a state summary already computed (by the sync node); used
     /// instead of hashing every projection again when it describes the
@@ -123,6 +132,9 @@ struct ReplicaStatus: Codable {
         }
         forks = try log.forkCount()
         poison_events = try log.poisonEventCount()
+        forked_feeds = try log.forkProofs().map {
+            ForkedFeed(replica_id: $0.feed.replicaID, scope: $0.feed.scope, seq: $0.held.seq)
+        }
     }
 
     var json: String { CanonicalJSON.text(of: self) }
@@ -134,8 +146,12 @@ struct ReplicaStatus: Codable {
             "state hash  \(state_hash)",
             "forks       \(forks)",
             "poison      \(poison_events)",
-            "cursor",
         ]
+        lines += forked_feeds.map {
+            "forked      \($0.replica_id)/\($0.scope) at seq \($0.seq): its origin signed two histories; "
+                + "quarantined (neither taken nor served)"
+        }
+        lines.append("cursor")
         lines += cursor.map { "  \($0.replica_id)/\($0.scope)  \($0.seq)" }
         return lines.joined(separator: "\n")
     }

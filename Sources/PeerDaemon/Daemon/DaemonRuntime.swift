@@ -64,6 +64,7 @@ enum DaemonRuntime {
             wallClockMs: { UInt64(max(0, Int64(TrustPolicy.systemClockMs()) + offset)) })
         configuration.node.session.trust = trust
         configuration.node.revocations = try directory.revocations()
+        configuration.node.forkProofs = try storage.read { try $0.forkProofs() }
         configuration.storeRevocations = { revocations in
             do {
                 try directory.store(revocations)

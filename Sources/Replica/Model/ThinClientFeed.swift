@@ -21,4 +21,11 @@ extension FeedID {
 
     /// True for a feed a node keeps for a thin client.
     public var isThinClient: Bool { replicaID.utf8.contains(UInt8(ascii: "@")) }
+
+    /// The replica whose events the feed carries first-hand, and whose key
+    /// signs it: the replica itself, or for a thin-client feed the node that files it.
+    public var origin: String {
+        guard let at = replicaID.lastIndex(of: "@") else { return replicaID }
+        return String(replicaID[replicaID.index(after: at)...])
+    }
 }

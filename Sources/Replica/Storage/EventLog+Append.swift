@@ -67,7 +67,7 @@ extension EventLog {
     ) throws -> [StoredEvent] {
         let sessionEvents = sessionNotBeforeMs != nil
         var clock = try storedClock()
-        var heads: [FeedID: (row: Int64, seq: UInt64)] = [:]
+        var heads: [FeedID: FeedHead] = [:]
         var inserted: [InsertedEvent] = []
         inserted.reserveCapacity(batch.count)
         let wallMs = options.wallClock()
@@ -75,13 +75,10 @@ extension EventLog {
         for new in batch {
             let (payload, notBeforeMs) = try validated(new, sessionEvent: sessionEvents, in: tail)
             let feed = FeedID(replicaID: replicaID, scope: new.scope)
-            if heads[feed] == nil {
-                let row = try feedRowID(feed, create: true)!
-                heads[feed] = (row, try headSeq(feedRow: row))
-            }
-            let (feedRow, head) = heads[feed]!
+            if heads[feed] == nil { heads[feed] = try feedHead(of: feed) }
+            let feedRow = heads[feed]!.row
             let event = Event(
-                eventID: options.eventIDs(), feed: feed, seq: head + 1,
+                eventID: options.eventIDs(), feed: feed, seq: heads[feed]!.seq + 1,
                 timeMs: max(clock.tick(wallMs: wallMs), notBeforeMs, sessionNotBeforeMs ?? Int64.min),
                 entityType: new.entityType, entityID: new.entityID, payload: payload)
             let entity = EntityKey(type: new.entityType, id: new.entityID)
@@ -91,9 +88,10 @@ extension EventLog {
             inserted.append(
                 try storeEvent(
                     event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow, in: tail))
-            heads[feed] = (feedRow, head + 1)
+            heads[feed]!.extend(with: event)
+            try signPointIfDue(heads[feed]!)
         }
-        for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
+        try finishOwn(heads)
         try storeClock(clock)
         try foldInserted(inserted, batchSize: batch.count, in: tail)
         return inserted.map(\.stored)

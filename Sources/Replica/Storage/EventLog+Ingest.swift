@@ -4,12 +4,20 @@ extension EventLog {
     /// Stores events received from another replica (sync or import) in one
     /// transaction and folds them.
     ///
-    /// Per feed, in seq order: an event already held is ignored; one that
-    /// collides with a held event is quarantined as a fork; one past a gap is
-    /// not stored (the next round fills the gap). Nothing held is ever
-    /// overwritten.
+    /// With `proofs` (every sync, and an import of a signed export), each
+    /// feed's events must be one run ending at the head its proof's origin
+    /// signed with one of `keys`, chained from the proof's base link: a run
+    /// that is not is refused whole (`IngestReport.refused`), and one that
+    /// is but does not chain onto what this replica holds proves a fork of
+    /// the feed, which is quarantined from then on (`forkProofs`). Without
+    /// `proofs` (an unsigned import, tests), per feed in seq order: an event
+    /// already held is ignored; one that collides with a held event is
+    /// quarantined as a fork; one past a gap is not stored (the next round
+    /// fills the gap). Nothing held is ever overwritten.
     @discardableResult
-    public func ingest(_ batch: [Event]) throws -> IngestReport {
+    public func ingest(_ batch: [Event], proofs: [FeedID: FeedProof]? = nil, keys: FeedKeys = FeedKeys()) throws
+        -> IngestReport
+    {
         guard !batch.isEmpty else { return IngestReport() }
         let byFeed = Self.positionsByFeed(batch)
         return try write {
@@ -22,9 +30,14 @@ extension EventLog {
             let wallMs = options.wallClock()
             let arrivalMs = try arrivalTime(wallMs: wallMs)
             for (feed, positions) in byFeed {
-                try ingestFeed(
-                    feed, positions, of: batch, wallMs: wallMs, arrivalMs: arrivalMs, clock: &clock,
-                    inserted: &inserted, report: &report, in: tail)
+                let run = FeedRun(feed: feed, positions: positions, wallMs: wallMs, arrivalMs: arrivalMs)
+                if let proofs {
+                    try ingestSigned(
+                        run, of: batch, proof: proofs[feed], keys: keys.keys(for: feed), clock: &clock,
+                        inserted: &inserted, report: &report, in: tail)
+                } else {
+                    try ingestFeed(run, of: batch, clock: &clock, inserted: &inserted, report: &report, in: tail)
+                }
             }
             // A batch of events already held writes nothing, so its commit costs no fsync.
             if clock != heldClock { try storeClock(clock) }
@@ -32,6 +45,15 @@ extension EventLog {
             report.stored = inserted.map(\.stored)
             return report
         }
+    }
+
+    /// One feed's part of an ingest.
+    struct FeedRun {
+        let feed: FeedID
+        /// Where its events are in the batch, in seq order.
+        let positions: [Int]
+        let wallMs: Int64
+        let arrivalMs: Int64
     }
 
     /// The batch's positions per feed, feeds in order, each feed's positions
@@ -67,14 +89,20 @@ extension EventLog {
         return groups.sorted { $0.feed < $1.feed }
     }
 
-    /// Stores the events of one feed, at `positions` of `batch` in seq order.
+    /// Stores the events of one feed unverified, at `run.positions` of `batch` in seq order.
     private func ingestFeed(
-        _ feed: FeedID, _ positions: [Int], of batch: [Event], wallMs: Int64, arrivalMs: Int64,
-        clock: inout HybridClock, inserted: inout [InsertedEvent], report: inout IngestReport, in tail: SyncedTail
+        _ run: FeedRun, of batch: [Event], clock: inout HybridClock, inserted: inout [InsertedEvent],
+        report: inout IngestReport, in tail: SyncedTail
     ) throws {
+        let (feed, positions, wallMs, arrivalMs) = (run.feed, run.positions, run.wallMs, run.arrivalMs)
         var feedRow = try feedRowID(feed, create: false)
+        if let feedRow, try isForked(feedRow: feedRow) {
+            report.refusedForked[feed, default: 0] += positions.count
+            return
+        }
         let startHead = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
         var head = startHead
+        var link: [UInt8]?
         // A long run of a feed is stored as block rows (docs/storage.md "Block rows").
         let inBlocks = positions.count >= EventLog.blockMinimumEvents && !feed.isThinClient
         var block: BlockBuilder?
@@ -111,10 +139,15 @@ extension EventLog {
                             feed: feed, expectedSeq: offered.seq, offeredSeq: batch[positions[index + 1]].seq,
                             rejectedCount: positions.count - index - 1))
                 }
-                return try finish(feed, feedRow, head, startHead, block: &block)
+                return try finish(feedRow, head, startHead, link: link, block: &block, signing: feed)
             }
             let row = try feedRow ?? feedRowID(feed, create: true)!
             feedRow = row
+            if link == nil { link = try headLink(feed: feed, feedRow: row, head: head) }
+            link = FeedChain.link(after: link!, event)
+            if event.seq % EventLog.signedPointInterval == 0, feed.origin == replicaID {
+                try signHead(feed, seq: event.seq, link: link!, feedRow: row)
+            }
             if inBlocks && block == nil { block = BlockBuilder(feedRow: row, arrivalMs: arrivalMs) }
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
             inserted.append(
@@ -125,15 +158,20 @@ extension EventLog {
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
         }
-        try finish(feed, feedRow, head, startHead, block: &block)
+        try finish(feedRow, head, startHead, link: link, block: &block, signing: feed)
     }
 
-    /// Writes the block still collecting, if any, and the feed's new head.
-    private func finish(
-        _ feed: FeedID, _ feedRow: Int64?, _ head: UInt64, _ startHead: UInt64, block: inout BlockBuilder?
+    /// Writes the block still collecting, if any, and the feed's new head;
+    /// signs it when `signing` is a feed this replica writes (an import of
+    /// its own events: it is their origin).
+    func finish(
+        _ feedRow: Int64?, _ head: UInt64, _ startHead: UInt64, link: [UInt8]?, block: inout BlockBuilder?,
+        signing feed: FeedID? = nil
     ) throws {
         if block != nil { try writeBlock(&block!) }
-        if let feedRow, head != startHead { try setHeadSeq(head, feedRow: feedRow) }
+        guard let feedRow, let link, head != startHead else { return }
+        try setHead(head, link: link, feedRow: feedRow)
+        if let feed, feed.origin == replicaID { try signHead(feed, seq: head, link: link, feedRow: feedRow) }
     }
 
     /// The event with its payload in canonical form, or why it cannot be stored.
@@ -169,7 +207,7 @@ extension EventLog {
         init(stringLiteral value: String) { description = value }
     }
 
-    private func quarantine(_ event: Event, reason: String, held: UUID?, wallMs: Int64) throws {
+    func quarantine(_ event: Event, reason: String, held: UUID?, wallMs: Int64) throws {
         try db.cached(
             """
             INSERT OR IGNORE INTO quarantine

@@ -74,10 +74,6 @@ extension EventLog {
         return try statement.step() ? UInt64(statement.int64(0)) : 0
     }
 
-    func setHeadSeq(_ seq: UInt64, feedRow: Int64) throws {
-        try db.statement("UPDATE feeds SET head_seq = ? WHERE id = ?").run([.int(Int64(seq)), .int(feedRow)])
-    }
-
     /// The hybrid clock as stored; read inside each write transaction.
     func storedClock() throws -> HybridClock {
         let last = Int64(try EventLog.readMeta(db, "clock_ms") ?? "0") ?? 0

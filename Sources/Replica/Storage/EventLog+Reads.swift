@@ -1,10 +1,15 @@
 import Foundation
 
 extension EventLog {
-    /// What this replica holds: the head of every feed.
+    /// What this replica holds and serves: the head of every feed but the
+    /// forked ones (`forkProofs()`), whose events it keeps and no longer offers.
     public func cursor() throws -> VectorCursor {
         try read {
-            let statement = try db.cached("SELECT replica_id, scope, head_seq FROM feeds WHERE head_seq > 0")
+            let statement = try db.cached(
+                """
+                SELECT replica_id, scope, head_seq FROM feeds
+                WHERE head_seq > 0 AND id NOT IN (SELECT feed FROM forked_feeds)
+                """)
             var cursor = VectorCursor()
             while try statement.step() {
                 cursor[FeedID(replicaID: statement.text(0), scope: statement.text(1))] = UInt64(statement.int64(2))
@@ -184,9 +189,14 @@ extension EventLog {
         }
     }
 
-    /// How many forks have been found (distinct offered events at held slots).
+    /// How many forks have been found: distinct offered events at held
+    /// slots, and feeds a fork proof quarantined.
     public func forkCount() throws -> Int64 {
-        try read { try db.scalarInt("SELECT count(*) FROM quarantine WHERE reason = 'fork'") ?? 0 }
+        try read {
+            try db.scalarInt(
+                "SELECT (SELECT count(*) FROM quarantine WHERE reason = 'fork') + (SELECT count(*) FROM forked_feeds)")
+                ?? 0
+        }
     }
 
     /// How many stored events the fold skips because their payload does not decode.

@@ -29,7 +29,7 @@ extension EventLog {
             var clock = heldClock
             let wallMs = options.wallClock()
             let arrivalMs = try arrivalTime(wallMs: wallMs)
-            var heads: [FeedID: (row: Int64, seq: UInt64)] = [:]
+            var heads: [FeedID: FeedHead] = [:]
             var byID: [UUID: StoredEvent] = [:]
             var inserted: [InsertedEvent] = []
             var answers: [StoredEvent] = []
@@ -41,25 +41,23 @@ extension EventLog {
                     continue
                 }
                 let feed = FeedID(thinClient: pushed.clientReplicaID, node: replicaID, scope: pushed.scope)
-                if heads[feed] == nil {
-                    let row = try feedRowID(feed, create: true)!
-                    heads[feed] = (row, try headSeq(feedRow: row))
-                }
-                let (feedRow, head) = heads[feed]!
+                if heads[feed] == nil { heads[feed] = try feedHead(of: feed) }
+                let feedRow = heads[feed]!.row
                 let event = Event(
-                    eventID: pushed.eventID, feed: feed, seq: head + 1, timeMs: pushed.timeMs,
+                    eventID: pushed.eventID, feed: feed, seq: heads[feed]!.seq + 1, timeMs: pushed.timeMs,
                     entityType: pushed.entityType, entityID: pushed.entityID, payload: pushed.payload)
                 let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
                 var asRow: BlockBuilder?
                 let stored = try storeEvent(
                     event, feedRow: feedRow, entityRow: entityRow, arrivalMs: arrivalMs, into: &asRow, in: tail)
-                heads[feed] = (feedRow, head + 1)
+                heads[feed]!.extend(with: event)
+                try signPointIfDue(heads[feed]!)
                 _ = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
                 inserted.append(stored)
                 byID[pushed.eventID] = stored.stored
                 answers.append(stored.stored)
             }
-            for (_, head) in heads { try setHeadSeq(head.seq, feedRow: head.row) }
+            try finishOwn(heads)
             if clock != heldClock { try storeClock(clock) }
             if !inserted.isEmpty { try foldInserted(inserted, batchSize: inserted.count, in: tail) }
             return answers

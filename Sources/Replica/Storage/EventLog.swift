@@ -43,6 +43,9 @@ public final class EventLog {
         /// it): nothing is migrated or written, and every write fails with a
         /// `.readOnly` storage fault. For a check beside a running daemon.
         public var readOnly = false
+        /// Signs the head of each feed this replica writes as it appends
+        /// (docs/protocol.md "Signed feeds"); without one, its heads go unsigned.
+        public var feedSigner: FeedSigner?
 
         /// When the projection rows are written. Reads always see every
         /// stored event folded, whatever the rows hold (docs/storage.md).
@@ -92,6 +95,10 @@ public final class EventLog {
     /// `storedByLastWriteLimit`; nil when it stored more. A writer that
     /// tells others what it committed needs no read for a few events.
     public internal(set) var storedByLastWrite: [StoredEvent]? = []
+    /// The heads the last write transaction signed or stored with their
+    /// signature, so that a writer can serve its newest events with their
+    /// proofs from memory.
+    public internal(set) var signedByLastWrite: [SignedHead] = []
     /// The blocks read last (`ReadBlockCache`).
     var keptBlocks = ReadBlockCache()
     /// Transactions open now: a read inside one joins it instead of beginning its own.
@@ -215,7 +222,10 @@ public final class EventLog {
     func write<T>(_ body: () throws -> T) throws -> T {
         keptStateHash = nil
         nextOffset = nil
-        if transactionDepth == 0 { storedByLastWrite = [] }
+        if transactionDepth == 0 {
+            storedByLastWrite = []
+            signedByLastWrite = []
+        }
         transactionDepth += 1
         defer {
             transactionDepth -= 1
@@ -227,6 +237,7 @@ public final class EventLog {
             } catch {
                 interned = InternedIDs()
                 storedByLastWrite = []
+                signedByLastWrite = []
                 writtenRows = WrittenRows()
                 pending = nil
                 keptBlocks = ReadBlockCache()

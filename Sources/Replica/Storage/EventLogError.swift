@@ -35,6 +35,10 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
     case claimNeedsGrant(entityType: String, entityID: String, holder: String)
     /// A release of an entity this replica does not hold (`holder` does, or nobody).
     case notHeld(entityType: String, entityID: String, holder: String?)
+    /// This replica's feed is quarantined: a fork proof shows two histories
+    /// of it (a copy restored from an old backup that wrote again), so its
+    /// peers take no more of it.
+    case feedForked(feed: FeedID)
     /// The disk is full; the transaction was rolled back.
     case diskFull(path: String)
     /// The storage failed otherwise: an I/O error, or a file that cannot
@@ -92,6 +96,10 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
         case .notHeld(let type, let id, let holder):
             if let holder { return "\(type) \(id) is held by \(holder), not by this replica; release it with force" }
             return "\(type) \(id) is not held by anyone"
+        case .feedForked(let feed):
+            return
+                "feed \(feed) is forked (this replica wrote two histories of it, e.g. after a restore from an old "
+                + "copy) and its peers take no more of it; set this replica up anew (`peerd init` in a new directory)"
         case .storage(let error):
             return error.description
         }

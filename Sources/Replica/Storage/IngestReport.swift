@@ -15,11 +15,30 @@ public struct IngestReport: Sendable {
     /// Per origin replica, how far (ms) its newest event was ahead of the
     /// wall clock beyond the tolerated skew; such times do not move the clock.
     public var clockSkewMs: [String: Int64] = [:]
+    /// Signed runs refused whole: not signed by the origin, altered, or not one run.
+    public var refused: [RefusedRun] = []
+    /// Feeds found forked by this ingest, with the proof; quarantined from now on.
+    public var forkProofs: [ForkProof] = []
+    /// Offered events of feeds quarantined before this ingest, per feed; not stored.
+    public var refusedForked: [FeedID: Int] = [:]
 
     public init() {}
 
     /// True when every offered event is now held.
-    public var isComplete: Bool { forks.isEmpty && gaps.isEmpty && invalid.isEmpty }
+    public var isComplete: Bool {
+        forks.isEmpty && gaps.isEmpty && invalid.isEmpty && refused.isEmpty && forkProofs.isEmpty
+            && refusedForked.isEmpty
+    }
+}
+
+/// One feed's events of a batch that failed verification; none was stored.
+public struct RefusedRun: Sendable, Hashable, CustomStringConvertible {
+    public var feed: FeedID
+    /// How many events of the feed the batch offered.
+    public var count: Int
+    public var reason: String
+
+    public var description: String { "refused \(count) event(s) of feed \(feed): \(reason)" }
 }
 
 /// Two different events claim the same feed slot.

@@ -9,7 +9,7 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1, version2, version3, version4, version5]
+    static let migrations: [String] = [version1, version2, version3, version4, version5, version6]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -162,5 +162,36 @@ enum Schema {
                f.replica_id, f.scope, b.first_seq + j.key AS seq, j.value ->> 1 AS time_ms,
                j.value ->> 3 AS entity_type, j.value ->> 4 AS entity_id, j.value -> 6 AS payload, b.arrival_ms
         FROM event_blocks b JOIN feeds f ON f.id = b.feed, json_each(b.events) j;
+        """
+
+    /// Version 6: signed feeds (docs/protocol.md "Signed feeds"). `head_link`
+    /// is the chain link at `head_seq` (NULL until computed for a feed
+    /// stored before this version); `feed_signatures` holds the origin's
+    /// signed heads this replica received or made, the points a page it
+    /// serves may end at; `forked_feeds` the feeds whose origin signed two
+    /// histories, with the proof.
+    private static let version6 = """
+        ALTER TABLE feeds ADD COLUMN head_link BLOB;
+
+        CREATE TABLE feed_signatures (
+            feed      INTEGER NOT NULL REFERENCES feeds (id),
+            seq       INTEGER NOT NULL,
+            link      BLOB NOT NULL,
+            signature BLOB NOT NULL,
+            PRIMARY KEY (feed, seq)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE forked_feeds (
+            feed            INTEGER PRIMARY KEY REFERENCES feeds (id),
+            held_seq        INTEGER NOT NULL,
+            held_link       BLOB NOT NULL,
+            held_signature  BLOB,
+            other_seq       INTEGER NOT NULL,
+            other_link      BLOB NOT NULL,
+            other_signature BLOB NOT NULL,
+            other_base_link BLOB NOT NULL,
+            other_events    TEXT NOT NULL,
+            detected_ms     INTEGER NOT NULL
+        );
         """
 }

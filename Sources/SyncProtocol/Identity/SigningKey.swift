@@ -12,6 +12,13 @@ import Replica
 /// let signature = key.sign(Array("hello".utf8))
 /// SigningKey.verify(signature, of: Array("hello".utf8), by: key.publicKey)   // true
 /// ```
+extension FeedSigner {
+    /// Signs a replica's feed heads with its identity key.
+    public init(_ key: SigningKey) {
+        self.init(publicKey: key.publicKey, sign: { key.sign($0) })
+    }
+}
+
 public struct SigningKey: Sendable, CustomStringConvertible {
     /// Size of the seed and of a public key, in bytes.
     public static let size = 32

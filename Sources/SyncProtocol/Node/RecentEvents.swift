@@ -20,19 +20,31 @@ struct RecentEvents: Sendable {
 
     /// Per feed: consecutive events, oldest first.
     private var runs: [FeedID: [Event]] = [:]
+    /// Per feed: the signed heads within (or just before) its run, by seq.
+    private var signed: [FeedID: [UInt64: SignedHead]] = [:]
     /// Feeds by their last write, oldest first.
     private var order: [FeedID] = []
 
-    /// Keeps `events` (any feeds, each feed's in seq order).
-    mutating func remember<S: Sequence<Event>>(_ events: S) {
+    /// Keeps `events` (any feeds, each feed's in seq order) and the heads
+    /// signed with them.
+    mutating func remember<S: Sequence<Event>>(_ events: S, signed heads: [SignedHead] = []) {
         for event in events {
             if runs[event.feed] == nil {
                 order.append(event.feed)
-                if order.count > Self.feeds { runs[order.removeFirst()] = nil }
+                if order.count > Self.feeds {
+                    let oldest = order.removeFirst()
+                    runs[oldest] = nil
+                    signed[oldest] = nil
+                }
             } else if order.last != event.feed, let index = order.firstIndex(of: event.feed) {
                 order.append(order.remove(at: index))
             }
             Self.extend(&runs[event.feed, default: []], with: event)
+        }
+        for head in heads where runs[head.feed] != nil {
+            signed[head.feed, default: [:]][head.seq] = head
+            let oldest = runs[head.feed]!.first!.seq
+            signed[head.feed]!.keys.filter { $0 + 1 < oldest }.forEach { signed[head.feed]![$0] = nil }
         }
     }
 
@@ -47,8 +59,24 @@ struct RecentEvents: Sendable {
 
     /// The page `EventLog.eventsInCanonicalOrder` would read for `ranges`,
     /// when they are one feed's run held here and the page is all of it;
-    /// nil otherwise (the log is read).
-    func page(for ranges: [FeedRange], maxEvents: Int, maxBytes: Int) -> [Event]? {
+    /// nil otherwise (the log is read). When `proven`, with its proof, cut
+    /// back to the last signed head held: nil without one, or without the
+    /// link before the page.
+    func page(for ranges: [FeedRange], maxEvents: Int, maxBytes: Int, proven: Bool) -> EventPage? {
+        guard let events = events(for: ranges, maxEvents: maxEvents, maxBytes: maxBytes) else { return nil }
+        guard proven else { return EventPage(events: events) }
+        let feed = events[0].feed
+        let first = events[0].seq
+        let base = first == 1 ? FeedChain.genesis : signed[feed]?[first - 1]?.link
+        guard let base, let head = events.reversed().lazy.compactMap({ self.signed[feed]?[$0.seq] }).first else {
+            return nil
+        }
+        return EventPage(
+            events: Array(events.prefix(Int(head.seq - first + 1))),
+            proofs: [feed: FeedProof(baseLink: base, head: head)])
+    }
+
+    private func events(for ranges: [FeedRange], maxEvents: Int, maxBytes: Int) -> [Event]? {
         guard ranges.count == 1, let range = ranges.first, let run = runs[range.feed], let first = run.first,
             range.seqs.lowerBound >= first.seq, range.seqs.upperBound <= run.last!.seq,
             range.seqs.count <= maxEvents

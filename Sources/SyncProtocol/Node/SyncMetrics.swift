@@ -25,6 +25,13 @@ public struct SyncMetrics: Sendable, Hashable {
     public var eventsRejectedScope = 0
     /// Events of revoked replicas' feeds, refused after the revocation was learned.
     public var eventsRejectedRevoked = 0
+    /// Events whose origin's signature did not verify (altered, forged,
+    /// unsigned, of an origin whose key is unknown): none stored.
+    public var eventsRejectedSignature = 0
+    /// Events of quarantined (forked) feeds, refused.
+    public var eventsRejectedForked = 0
+    /// Feeds quarantined by a fork proof.
+    public var forkedFeeds = 0
     /// Distinct feed slots (feed and seq) where a fork was seen.
     public var forksDetected = 0
     /// Bytes on the wire over every connection, closed ones included.
@@ -54,6 +61,6 @@ public struct SyncMetrics: Sendable, Hashable {
     /// Events offered by peers and not stored, for whatever reason.
     public var eventsRejected: Int {
         eventsRejectedGap + eventsRejectedInvalid + eventsRejectedFork + eventsRejectedScope
-            + eventsRejectedRevoked
+            + eventsRejectedRevoked + eventsRejectedSignature + eventsRejectedForked
     }
 }

@@ -23,10 +23,13 @@ public struct StorageFailure: Error, Hashable, Sendable, CustomStringConvertible
 public struct StoreOutcome: Sendable {
     public var report: IngestReport
     public var cursor: VectorCursor
+    /// The signed heads the ingest stored (`EventLog.signedByLastWrite`).
+    public var signed: [SignedHead]
 
-    public init(report: IngestReport, cursor: VectorCursor) {
+    public init(report: IngestReport, cursor: VectorCursor, signed: [SignedHead] = []) {
         self.report = report
         self.cursor = cursor
+        self.signed = signed
     }
 }
 
@@ -102,7 +105,7 @@ extension SyncNode {
         guard !run.isEmpty, sessions[id] != nil else { return effects }
         storage.connections[id, default: StorageWork.Connection()].storing = run
         storage.connections[id]!.queued = Array(rest) + storage.connections[id]!.queued
-        return effects + [.store(id, run)]
+        return effects + [.store(id, run, keys: verificationKeys)]
     }
 
     /// Storage answered a `.store`: acknowledge each batch, tell the other
@@ -126,9 +129,10 @@ extension SyncNode {
             statistics.eventsReceived += delivered
             statistics.eventsStored += done.report.stored.count
             if done.report.stored.count <= RecentEvents.eventsPerFeed {  // live events, not a catch-up page
-                recent.remember(done.report.stored.lazy.map(\.event))
+                recent.remember(done.report.stored.lazy.map(\.event), signed: done.signed)
             }
             record(done.report, from: peer)
+            noteRefusedRuns(done.report, from: peer)
             var answers: [SyncSession.Directive] = []
             let fresh = Self.newEvents(in: batches, stored: done.report.stored)
             let direct = configuration.session.prunesLinks ? directOrigins : []
@@ -139,6 +143,7 @@ extension SyncNode {
             }
             var effects = perform(answers, on: id, now: now)
             if moved { effects += broadcastCursor(except: id, now: now) }
+            effects += learn(done.report.forkProofs, from: id, foundHere: true, now: now)
             noteProgress(on: id, received: delivered, now: now)
             let queued = storage.connections[id]?.queued ?? []
             storage.connections[id]?.queued = []
@@ -186,7 +191,7 @@ extension SyncNode {
 
     /// Storage answered a `.read`: the session makes its next batch of it.
     public mutating func eventsRead(
-        _ outcome: Result<[Event], StorageFailure>, on id: ConnectionID, now: Milliseconds
+        _ outcome: Result<EventPage, StorageFailure>, on id: ConnectionID, now: Milliseconds
     ) -> [Effect] {
         guard sessions[id] != nil, storage.connections[id]?.reading != nil else { return [] }
         switch outcome {
@@ -249,16 +254,29 @@ extension SyncNode {
         for id in sessions.keys.sorted() {
             effects += perform(sessions[id]!.tick(), on: id, now: now)
             observeCatchUp(on: id, received: 0, now: now)
-            noteDivergence(on: id)
+            effects += noteDivergence(on: id)
         }
         return effects
     }
 
-    /// Logs once per peer replica that it holds our cursor and another state.
-    private mutating func noteDivergence(on id: ConnectionID) {
-        guard let session = sessions[id], let peer = session.peer?.replicaID else { return }
-        guard diverges(session) else { return }
-        guard divergedPeers.insert(peer).inserted else { return }
+    /// Storage answered `.compareHeads`: the forks a peer's heads proved.
+    public mutating func forksFound(_ outcome: Result<[ForkProof], StorageFailure>, now: Milliseconds) -> [Effect] {
+        switch outcome {
+        case .failure(let failure):
+            emit(LogRecord(.debug, "cannot compare heads", [("error", failure.message)]))
+            return []
+        case .success(let proofs):
+            return learn(proofs, from: nil, foundHere: true, now: now)
+        }
+    }
+
+    /// Logs once per peer replica that it holds our cursor and another
+    /// state, and shows it our signed heads, so that a fork is pinned to its feed.
+    private mutating func noteDivergence(on id: ConnectionID) -> [Effect] {
+        guard let session = sessions[id], let peer = session.peer?.replicaID else { return [] }
+        guard diverges(session) else { return [] }
+        guard divergedPeers.insert(peer).inserted else { return [] }
+        let heads = (localState?.heads ?? []).filter { $0.signature != nil && session.mayRead($0.feed) }
         emit(
             LogRecord(
                 .warning, "fork: same cursor, different state",
@@ -270,6 +288,7 @@ extension SyncNode {
                             + "an old copy that wrote again?); compare `peerd export` of both"
                     ),
                 ]))
+        return heads.isEmpty ? [] : [.send(id, .heads(heads))]
     }
 
     private mutating func scheduleRetry(now: Milliseconds) {
@@ -285,7 +304,7 @@ extension SyncNode {
             let work = storage.connections[id]!
             if work.storeParked, let batches = work.storing {
                 storage.connections[id]!.storeParked = false
-                effects.append(.store(id, batches))
+                effects.append(.store(id, batches, keys: verificationKeys))
             }
             if work.readParked, let read = work.reading {
                 storage.connections[id]!.readParked = false

@@ -90,7 +90,7 @@ extension SyncNode {
         guard !revoked.isEmpty else { return batch }
         var kept = batch
         kept.events = batch.events.filter { event in
-            guard let revocation = revoked[SyncSession.origin(of: event.feed)] else { return true }
+            guard let revocation = revoked[event.feed.origin] else { return true }
             return event.timeMs < Int64(clamping: revocation.revokedMs)
         }
         let refused = batch.events.count - kept.events.count

@@ -38,6 +38,8 @@ public struct SyncNode: Sendable {
         public var identity: (key: SigningKey, certificate: Certificate?)?
         /// The revocations stored from earlier runs.
         public var revocations: [Revocation] = []
+        /// The fork proofs of the feeds the log has quarantined.
+        public var forkProofs: [ForkProof] = []
 
         public init(hello: Hello) {
             self.hello = hello
@@ -54,8 +56,9 @@ public struct SyncNode: Sendable {
         /// Read events of these ranges in canonical order across feeds (at
         /// most `maxEvents`, about `maxBytes`); answer with `eventsRead`.
         case read(ConnectionID, ranges: [FeedRange], maxEvents: Int, maxBytes: Int)
-        /// Ingest every event of these batches in one transaction; answer with `stored`.
-        case store(ConnectionID, [EventBatch])
+        /// Ingest every event of these batches in one transaction, each
+        /// feed's events verified with `keys` (unverified when `nil`); answer with `stored`.
+        case store(ConnectionID, [EventBatch], keys: FeedKeys?)
         /// Hash the log's state (one snapshot: the summary and its cursor);
         /// answer with `stateComputed`.
         case computeState
@@ -63,6 +66,11 @@ public struct SyncNode: Sendable {
         case writePendingProjections
         /// Revocations this node learned: store them, so they hold after a restart.
         case revoked([Revocation])
+        /// Fork proofs a peer sent, checked with `keys`: quarantine their feeds in the log.
+        case quarantine([ForkProof], keys: FeedKeys)
+        /// Compare a peer's signed heads with the log's; quarantine the
+        /// feeds they prove forked and answer with `forksFound`.
+        case compareHeads([SignedHead], keys: FeedKeys)
     }
 
     public let configuration: Configuration
@@ -105,6 +113,14 @@ public struct SyncNode: Sendable {
     var divergedPeers: Set<String> = []
     /// Revoked replicas, by replica id (only those of this cluster's admin key).
     var revoked: [String: Revocation] = [:]
+    /// The certificate this node shows (`ownCertificate(_:)`).
+    let ownCertificate: Certificate?
+    /// The certificates learned, by replica id.
+    var certificates: [String: [Certificate]] = [:]
+    /// The keys events are verified with, from `certificates` and this node's own.
+    var feedKeys = FeedKeys()
+    /// Quarantined feeds, with their proofs.
+    var forkProofs: [FeedID: ForkProof] = [:]
 
     /// A node whose log holds `cursor`.
     public init(
@@ -117,7 +133,13 @@ public struct SyncNode: Sendable {
             seed: configuration.seed)
         self.emit = logger
         self.cursor = cursor
+        self.ownCertificate = Self.ownCertificate(configuration)
         for revocation in configuration.revocations { _ = keep(revocation) }
+        if let ownCertificate { _ = keep(ownCertificate) }
+        for proof in configuration.forkProofs {
+            forkProofs[proof.feed] = proof
+            self.cursor[proof.feed] = 0
+        }
     }
 
     /// Learns a peer's address; `role` when discovery said (mDNS TXT).
@@ -221,11 +243,11 @@ public struct SyncNode: Sendable {
     /// The log gained events this node did not ingest itself (a local
     /// append, another process): push them to the peers that lack them.
     /// `committed`: the events of that commit when the shell has them (a
-    /// few local writes); their pushes then need no read.
+    /// few local writes), and `signed` the heads it signed; their pushes then need no read.
     public mutating func localChanged(
-        cursor fresh: VectorCursor, committed: [Event] = [], now: Milliseconds
+        cursor fresh: VectorCursor, committed: [Event] = [], signed: [SignedHead] = [], now: Milliseconds
     ) -> [Effect] {
-        recent.remember(committed)
+        recent.remember(committed, signed: signed)
         guard raiseCursor(to: fresh) else { return [] }
         return broadcastCursor(except: nil, now: now)
     }
@@ -264,7 +286,7 @@ public struct SyncNode: Sendable {
     /// storage ones become storage effects whose answers come back later.
     mutating func perform(_ directives: [SyncSession.Directive], on id: ConnectionID, now: Milliseconds) -> [Effect] {
         var effects: [Effect] = []
-        var readFromMemory: [[Event]] = []
+        var readFromMemory: [EventPage] = []
         for directive in directives {
             switch directive {
             case .send(let message):
@@ -287,6 +309,13 @@ public struct SyncNode: Sendable {
                 effects += carryOut(directives, now: now)
                 effects += exchangePeers(on: id, hello: hello)
                 if !revoked.isEmpty { effects.append(.send(id, .revocations(revocations))) }
+                effects += greet(id, hello: hello)
+            case .learnedCertificates(let learned):
+                effects += learn(learned, from: id)
+            case .learnedForkProofs(let proofs):
+                effects += learn(proofs, from: id, foundHere: false, now: now)
+            case .learnedHeads(let heads):
+                if verifiesFeeds, !heads.isEmpty { effects.append(.compareHeads(heads, keys: feedKeys)) }
             case .refusedWrites(let events):
                 noteRefusedWrites(events, on: id)
             case .learnedRevocations(let learned):
@@ -296,7 +325,8 @@ public struct SyncNode: Sendable {
                     manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)
                 }
             case .readEvents(let ranges, let maxEvents, let maxBytes):
-                if let page = recent.page(for: ranges, maxEvents: maxEvents, maxBytes: maxBytes) {
+                if let page = recent.page(for: ranges, maxEvents: maxEvents, maxBytes: maxBytes, proven: verifiesFeeds)
+                {
                     readFromMemory.append(page)
                     continue
                 }

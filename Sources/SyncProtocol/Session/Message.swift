@@ -32,6 +32,17 @@ public enum Message: Hashable, Sendable {
     /// Revocations the sender knows (docs/identity.md, "Revocation"): all of
     /// them once a peer's hello is admitted, then each new one as it is learned.
     case revocations([Revocation])
+    /// Certificates of the replicas whose feeds the sender holds, its own
+    /// among them, so the receiver knows every origin's key before their
+    /// events arrive (docs/protocol.md "Signed feeds"): all of them once a
+    /// peer's hello is admitted, then each new one as it is learned.
+    case certificates([Certificate])
+    /// Fork proofs (docs/protocol.md "Fork proofs"): the sender's, once a
+    /// peer's hello is admitted, then each new one as it is found or learned.
+    case forkProofs([ForkProof])
+    /// The sender's signed heads, sent when our cursors are equal and our
+    /// states are not: the receiver checks them against its own for a fork.
+    case heads([SignedHead])
 
     /// A short name for logs.
     public var name: String {
@@ -46,6 +57,9 @@ public enum Message: Hashable, Sendable {
         case .prune: "prune"
         case .graft: "graft"
         case .revocations: "revocations"
+        case .certificates: "certificates"
+        case .forkProofs: "fork proofs"
+        case .heads: "heads"
         }
     }
 }
@@ -89,10 +103,14 @@ public struct EventBatch: Hashable, Sendable {
     public var batchID: UInt64
     /// Per feed in seq order without holes; feeds one after another.
     public var events: [Event]
+    /// Per feed of `events`, what verifies them; empty from a node that
+    /// neither signs nor verifies (the simulator without identities).
+    public var proofs: [FeedID: FeedProof]
 
-    public init(batchID: UInt64, events: [Event]) {
+    public init(batchID: UInt64, events: [Event], proofs: [FeedID: FeedProof] = [:]) {
         self.batchID = batchID
         self.events = events
+        self.proofs = proofs
     }
 
     /// The feeds the batch carries, in order of first appearance.

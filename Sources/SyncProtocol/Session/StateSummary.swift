@@ -52,9 +52,13 @@ public struct StateSummary: Hashable, Sendable {
 public struct StateReport: Hashable, Sendable {
     public var summary: StateSummary
     public var cursor: VectorCursor
+    /// For this node's own summary: its signed heads, read with it (what it
+    /// shows a peer whose state differs at an equal cursor); empty for a peer's.
+    public var heads: [SignedHead]
 
-    public init(summary: StateSummary, cursor: VectorCursor) {
+    public init(summary: StateSummary, cursor: VectorCursor, heads: [SignedHead] = []) {
         self.summary = summary
         self.cursor = cursor
+        self.heads = heads
     }
 }

@@ -34,7 +34,7 @@ extension SyncSession {
         var readPending = false
         /// A page read while the window was full, to go as the next batch
         /// the moment an ack opens it (so the link does not wait for a read).
-        var heldPage: [Event]?
+        var heldPage: EventPage?
         var unacknowledged = 0
         var nextBatchID: UInt64 = 1
         var receivedBatchIDs: UInt64 = 0
@@ -80,20 +80,31 @@ extension SyncSession {
             }
         }
 
-        /// The page read for the peer: what follows the sent heads goes out
-        /// as the next batch.
+        /// The page read for the peer: each feed's run in it that continues
+        /// what was sent and reaches past it goes out as the next batch,
+        /// whole, since its proof covers it from its first event.
         mutating func eventsRead(
-            _ events: [Event], localCursor: VectorCursor, configuration: Configuration
+            _ page: EventPage, localCursor: VectorCursor, configuration: Configuration
         ) -> [Directive] {
             readPending = false
-            var fresh: [Event] = []
-            for event in events where event.seq > sentHeads[event.feed] {
-                guard event.seq == sentHeads[event.feed] + 1 else { break }
-                sentHeads[event.feed] = event.seq
-                fresh.append(event)
+            var runs: [FeedID: ClosedRange<UInt64>] = [:]
+            for event in page.events {
+                let run = runs[event.feed]
+                runs[event.feed] =
+                    min(run?.lowerBound ?? event.seq, event.seq)...max(run?.upperBound ?? event.seq, event.seq)
+            }
+            var fresh: Set<FeedID> = []
+            for (feed, run) in runs where run.upperBound > sentHeads[feed] && run.lowerBound <= sentHeads[feed] + 1 {
+                fresh.insert(feed)
+                sentHeads[feed] = run.upperBound
             }
             guard !fresh.isEmpty else { return pump(localCursor: localCursor, configuration: configuration) }
-            heldPage = fresh
+            heldPage =
+                fresh.count == runs.count
+                ? page
+                : EventPage(
+                    events: page.events.filter { fresh.contains($0.feed) },
+                    proofs: page.proofs.filter { fresh.contains($0.key) })
             return sendHeldPage(configuration: configuration)
                 + pump(localCursor: localCursor, configuration: configuration)
         }
@@ -102,7 +113,7 @@ extension SyncSession {
         mutating func sendHeldPage(configuration: Configuration) -> [Directive] {
             guard let page = heldPage, unacknowledged < configuration.window else { return [] }
             heldPage = nil
-            let batch = EventBatch(batchID: nextBatchID, events: page)
+            let batch = EventBatch(batchID: nextBatchID, events: page.events, proofs: page.proofs)
             nextBatchID += 1
             unacknowledged += 1
             return [.send(.events(batch))]
@@ -137,7 +148,7 @@ extension SyncSession {
         /// Whether the peer pruned the origin of `feed` (never our own feeds).
         func isPruned(_ feed: FeedID) -> Bool {
             guard !prunedByPeer.isEmpty else { return false }
-            let origin = SyncSession.origin(of: feed)
+            let origin = feed.origin
             return origin != localReplicaID && prunedByPeer.contains(origin)
         }
 
@@ -151,7 +162,7 @@ extension SyncSession {
             var fresh: Set<String> = []
             var stale: Set<String> = []
             for feed in batchFeeds {
-                let origin = SyncSession.origin(of: feed)
+                let origin = feed.origin
                 guard origin != peer.replicaID else { continue }
                 if newEvents[feed, default: 0] > 0 { fresh.insert(origin) } else { stale.insert(origin) }
             }

@@ -49,13 +49,6 @@ public struct SyncSession: Sendable {
         public init() {}
     }
 
-    /// The replica whose events a feed carries first-hand: the replica
-    /// itself, or for a thin-client feed (`client@node`) the node that files it.
-    public static func origin(of feed: FeedID) -> String {
-        guard let at = feed.replicaID.lastIndex(of: "@") else { return feed.replicaID }
-        return String(feed.replicaID[feed.replicaID.index(after: at)...])
-    }
-
     /// What the shell does for the session.
     public enum Directive: Hashable, Sendable {
         case send(Message)
@@ -73,6 +66,12 @@ public struct SyncSession: Sendable {
         case refusedWrites([FeedID: Int])
         /// The peer sent revocations (checked against the admin key by the node).
         case learnedRevocations([Revocation])
+        /// The peer sent certificates (checked against the trust policy by the node).
+        case learnedCertificates([Certificate])
+        /// The peer sent fork proofs (checked against the origins' keys by the node).
+        case learnedForkProofs([ForkProof])
+        /// The peer showed its signed heads (compared with ours by the node).
+        case learnedHeads([SignedHead])
         /// End the connection; the reason is for the log.
         case close(reason: String)
     }
@@ -230,6 +229,12 @@ public struct SyncSession: Sendable {
             return [.learned(adverts)]
         case (.awaitingCursor, .revocations(let revocations)), (.syncing, .revocations(let revocations)):
             return [.learnedRevocations(revocations)]
+        case (.awaitingCursor, .certificates(let certificates)), (.syncing, .certificates(let certificates)):
+            return [.learnedCertificates(certificates)]
+        case (.awaitingCursor, .forkProofs(let proofs)), (.syncing, .forkProofs(let proofs)):
+            return [.learnedForkProofs(proofs)]
+        case (.syncing, .heads(let heads)):
+            return [.learnedHeads(heads.filter { mayRead($0.feed) })]
         case (.syncing(var syncing), .events(let batch)):
             guard batch.batchID == syncing.receivedBatchIDs + 1 else {
                 return fail("batch \(batch.batchID) out of order, expected \(syncing.receivedBatchIDs + 1)")
@@ -268,7 +273,8 @@ public struct SyncSession: Sendable {
             return syncing.pump(localCursor: localCursor, configuration: configuration)
         case (.awaitingHello, .cursor), (.awaitingHello, .events), (.awaitingHello, .ack),
             (.awaitingHello, .peers), (.awaitingHello, .state), (.awaitingHello, .prune), (.awaitingHello, .graft),
-            (.awaitingHello, .revocations),
+            (.awaitingHello, .revocations), (.awaitingHello, .certificates), (.awaitingHello, .forkProofs),
+            (.awaitingHello, .heads), (.awaitingCursor, .heads),
             (.awaitingCursor, .hello), (.awaitingCursor, .events), (.awaitingCursor, .ack),
             (.awaitingCursor, .state), (.awaitingCursor, .prune), (.awaitingCursor, .graft), (.syncing, .hello):
             return fail("unexpected \(message.name) in state \(state)")
@@ -286,11 +292,11 @@ public struct SyncSession: Sendable {
     }
 
     /// The shell read the events a `.readEvents` asked for.
-    public mutating func eventsRead(_ events: [Event]) -> [Directive] {
+    public mutating func eventsRead(_ page: EventPage) -> [Directive] {
         guard case .syncing(var syncing) = state, syncing.readPending else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
-        return syncing.eventsRead(events, localCursor: localCursor, configuration: configuration)
+        return syncing.eventsRead(page, localCursor: localCursor, configuration: configuration)
     }
 
     /// The shell ingested a batch the peer sent; `cursor` is ours after it,
@@ -378,14 +384,17 @@ public struct SyncSession: Sendable {
         configuration.trust.adminKey == nil ? nil : peerIdentity?.certificate
     }
 
+    /// Whether the peer may read `feed` (its scope, or the peer's own feed).
+    public func mayRead(_ feed: FeedID) -> Bool {
+        guard let scopes = peerScopes, let peer else { return true }
+        return scopes.mayRead(feed.scope) || feed.origin == peer.replicaID
+    }
+
     /// The feeds of `cursor` the peer may read, and its own: the only ones
     /// this session tells it about, asks for or sends.
     private func visible(_ cursor: VectorCursor) -> VectorCursor {
-        guard let scopes = peerScopes, let peer else { return cursor }
-        return VectorCursor(
-            heads: cursor.heads.filter { feed, _ in
-                scopes.mayRead(feed.scope) || SyncSession.origin(of: feed) == peer.replicaID
-            })
+        guard peerScopes != nil else { return cursor }
+        return VectorCursor(heads: cursor.heads.filter { feed, _ in mayRead(feed) })
     }
 
     /// The batch without the events of the peer's own feeds whose scope its
@@ -396,7 +405,7 @@ public struct SyncSession: Sendable {
         var refused: [FeedID: Int] = [:]
         var kept = batch
         kept.events = batch.events.filter { event in
-            guard SyncSession.origin(of: event.feed) == peer.replicaID, !scopes.mayWrite(event.feed.scope) else {
+            guard event.feed.origin == peer.replicaID, !scopes.mayWrite(event.feed.scope) else {
                 return true
             }
             refused[event.feed, default: 0] += 1

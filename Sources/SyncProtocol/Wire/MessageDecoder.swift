@@ -112,6 +112,32 @@ public struct MessageDecoder: Sendable {
                 }
             }
             message = .revocations(revocations)
+        case .certificates:
+            let count = try reader.readCount("certificate count", minimumElementSize: 1)
+            guard count <= MessageDecoder.maximumFeeds else {
+                throw WireError.malformed("\(count) certificates in one message")
+            }
+            var certificates: [Certificate] = []
+            for _ in 0..<count {
+                do {
+                    certificates.append(try Certificate(bytes: try reader.readLengthPrefixed("certificate")))
+                } catch let error as IdentityError {
+                    throw WireError.malformed("certificates: \(error)")
+                }
+            }
+            message = .certificates(certificates)
+        case .forkProofs:
+            message = .forkProofs(try readForkProofs(&reader))
+        case .heads:
+            let count = try reader.readCount("head count", minimumElementSize: 38)
+            var heads: [SignedHead] = []
+            for _ in 0..<count {
+                let replicaID = try reader.readString("head replica id")
+                let scope = try reader.readString("head scope")
+                guard !replicaID.isEmpty, !scope.isEmpty else { throw WireError.malformed("empty feed name in heads") }
+                heads.append(try readSignedHead(&reader, feed: FeedID(replicaID: replicaID, scope: scope)))
+            }
+            message = .heads(heads)
         }
         try reader.expectEnd(message.name)
         return message
@@ -216,7 +242,61 @@ public struct MessageDecoder: Sendable {
                         payload: try reader.readString("payload")))
             }
         }
-        return EventBatch(batchID: batchID, events: events)
+        let proofCount = try reader.readCount("proof count", minimumElementSize: 67)
+        var proofs: [FeedID: FeedProof] = [:]
+        for _ in 0..<proofCount {
+            let feed = try readFeed(&reader)
+            let baseLink = try reader.readRaw(FeedChain.linkSize, "base link")
+            proofs[feed] = FeedProof(baseLink: baseLink, head: try readSignedHead(&reader, feed: feed))
+        }
+        return EventBatch(batchID: batchID, events: events, proofs: proofs)
+    }
+
+    private func readSignedHead(_ reader: inout ByteReader, feed: FeedID) throws -> SignedHead {
+        let seq = try reader.readVarint("head seq")
+        let link = try reader.readRaw(FeedChain.linkSize, "head link")
+        let signature: [UInt8]?
+        switch try reader.readByte("signature flag") {
+        case 0: signature = nil
+        case 1: signature = try reader.readRaw(FeedChain.signatureSize, "signature")
+        case let flag: throw WireError.malformed("signature flag \(flag)")
+        }
+        return SignedHead(feed: feed, seq: seq, link: link, signature: signature)
+    }
+
+    private func readForkProofs(_ reader: inout ByteReader) throws -> [ForkProof] {
+        let count = try reader.readCount("fork proof count", minimumElementSize: 140)
+        var proofs: [ForkProof] = []
+        for _ in 0..<count {
+            let replicaID = try reader.readString("fork replica id")
+            let scope = try reader.readString("fork scope")
+            guard !replicaID.isEmpty, !scope.isEmpty else {
+                throw WireError.malformed("empty feed name in a fork proof")
+            }
+            let feed = FeedID(replicaID: replicaID, scope: scope)
+            let held = try readSignedHead(&reader, feed: feed)
+            let other = try readSignedHead(&reader, feed: feed)
+            guard other.signature != nil else { throw WireError.malformed("fork proof with an unsigned head") }
+            let baseLink = try reader.readRaw(FeedChain.linkSize, "fork base link")
+            let eventCount = try reader.readCount("fork event count", minimumElementSize: 20)
+            guard UInt64(eventCount) <= other.seq else {
+                throw WireError.malformed("fork proof of \(eventCount) events")
+            }
+            let baseSeq = other.seq - UInt64(eventCount)
+            var events: [Event] = []
+            for index in 0..<eventCount {
+                guard let eventID = UUID(wireBytes: try reader.readRaw(16, "event id")) else {
+                    throw WireError.truncated("event id")
+                }
+                events.append(
+                    Event(
+                        eventID: eventID, feed: feed, seq: baseSeq + 1 + UInt64(index),
+                        timeMs: try reader.readZigzag("time"), entityType: try reader.readString("entity type"),
+                        entityID: try reader.readString("entity id"), payload: try reader.readString("payload")))
+            }
+            proofs.append(ForkProof(held: held, other: other, otherBaseLink: baseLink, otherEvents: events))
+        }
+        return proofs
     }
 }
 

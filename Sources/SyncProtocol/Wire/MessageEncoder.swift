@@ -18,6 +18,12 @@ enum MessageType: UInt8 {
     case graft = 10
     /// `Message.revocations`.
     case revocations = 11
+    /// `Message.certificates`.
+    case certificates = 12
+    /// `Message.forkProofs`.
+    case forkProofs = 13
+    /// `Message.heads`.
+    case heads = 14
 }
 
 /// Optional abilities a side declares on a connection, as declarations of
@@ -78,7 +84,8 @@ public struct MessageEncoder: Sendable {
     public func carries(_ message: Message) -> Bool {
         switch message {
         case .prune, .graft: peerAcceptsPruning
-        case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations: true
+        case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations, .certificates, .forkProofs, .heads:
+            true
         }
     }
 
@@ -144,6 +151,24 @@ public struct MessageEncoder: Sendable {
             writer.write(varint: UInt64(revocations.count))
             for revocation in revocations { writer.write(lengthPrefixed: revocation.bytes) }
             return writer.bytes
+        case .certificates(let certificates):
+            var writer = ByteWriter(capacity: 16 + certificates.count * 200)
+            writer.write(MessageType.certificates.rawValue)
+            writer.write(varint: UInt64(certificates.count))
+            for certificate in certificates { writer.write(lengthPrefixed: certificate.bytes) }
+            return writer.bytes
+        case .forkProofs(let proofs):
+            return Self.encodeForkProofs(proofs)
+        case .heads(let heads):
+            var writer = ByteWriter(capacity: 16 + heads.count * 140)
+            writer.write(MessageType.heads.rawValue)
+            writer.write(varint: UInt64(heads.count))
+            for head in heads {
+                writer.write(string: head.feed.replicaID)
+                writer.write(string: head.feed.scope)
+                Self.write(head, into: &writer)
+            }
+            return writer.bytes
         }
     }
 
@@ -201,6 +226,49 @@ public struct MessageEncoder: Sendable {
                 writer.write(raw: event.eventID.wireBytes)
                 writer.write(zigzag: event.timeMs &- previousTime)
                 previousTime = event.timeMs
+                writer.write(string: event.entityType)
+                writer.write(string: event.entityID)
+                writer.write(string: event.payload)
+            }
+        }
+        writer.write(varint: UInt64(batch.proofs.count))
+        for (feed, proof) in batch.proofs.sorted(by: { $0.key < $1.key }) {
+            writer.write(varint: feedIndexes[feed] ?? 0)
+            writer.write(raw: proof.baseLink)
+            Self.write(proof.head, into: &writer)
+        }
+        return writer.bytes
+    }
+
+    /// A signed head without its feed: seq, link, a signature flag and the signature.
+    static func write(_ head: SignedHead, into writer: inout ByteWriter) {
+        writer.write(varint: head.seq)
+        writer.write(raw: head.link)
+        if let signature = head.signature {
+            writer.write(1)
+            writer.write(raw: signature)
+        } else {
+            writer.write(0)
+        }
+    }
+
+    /// Fork proofs: per proof the feed by name, both heads, the other
+    /// chain's base link and its events (id, time, entity type, entity id,
+    /// payload; their seqs follow from the other head's).
+    static func encodeForkProofs(_ proofs: [ForkProof]) -> [UInt8] {
+        var writer = ByteWriter(capacity: 256)
+        writer.write(MessageType.forkProofs.rawValue)
+        writer.write(varint: UInt64(proofs.count))
+        for proof in proofs {
+            writer.write(string: proof.feed.replicaID)
+            writer.write(string: proof.feed.scope)
+            write(proof.held, into: &writer)
+            write(proof.other, into: &writer)
+            writer.write(raw: proof.otherBaseLink)
+            writer.write(varint: UInt64(proof.otherEvents.count))
+            for event in proof.otherEvents {
+                writer.write(raw: event.eventID.wireBytes)
+                writer.write(zigzag: event.timeMs)
                 writer.write(string: event.entityType)
                 writer.write(string: event.entityID)
                 writer.write(string: event.payload)

@@ -1,0 +1,310 @@
+import Foundation
+
+/// A page of events for a peer, with what it needs to verify them: per
+/// feed, the link before the page's first event of the feed and the
+/// origin's signed head at its last (docs/protocol.md "Signed feeds").
+public struct EventPage: Hashable, Sendable {
+    public var events: [Event]
+    public var proofs: [FeedID: FeedProof]
+
+    public init(events: [Event] = [], proofs: [FeedID: FeedProof] = [:]) {
+        self.events = events
+        self.proofs = proofs
+    }
+}
+
+/// Signs the heads of the feeds this replica writes (its identity key).
+public struct FeedSigner: Sendable {
+    public var publicKey: [UInt8]
+    public var sign: @Sendable ([UInt8]) -> [UInt8]
+
+    public init(publicKey: [UInt8], sign: @escaping @Sendable ([UInt8]) -> [UInt8]) {
+        self.publicKey = publicKey
+        self.sign = sign
+    }
+}
+
+extension EventLog {
+    // MARK: - Reads
+
+    /// Every feed's head as this replica holds it, signed where the origin's
+    /// signature for that head is held, in feed order. Forked feeds are left out.
+    public func signedHeads() throws -> [SignedHead] {
+        try read {
+            let statement = try db.statement(
+                """
+                SELECT f.id, f.replica_id, f.scope, f.head_seq, s.link, s.signature FROM feeds f
+                LEFT JOIN feed_signatures s ON s.feed = f.id AND s.seq = f.head_seq
+                WHERE f.head_seq > 0 AND f.id NOT IN (SELECT feed FROM forked_feeds)
+                """)
+            var rows: [(row: Int64, feed: FeedID, seq: UInt64, link: [UInt8]?, signature: [UInt8]?)] = []
+            while try statement.step() {
+                rows.append(
+                    (
+                        statement.int64(0), FeedID(replicaID: statement.text(1), scope: statement.text(2)),
+                        UInt64(statement.int64(3)), statement.isNull(4) ? nil : statement.blob(4),
+                        statement.isNull(5) ? nil : statement.blob(5)
+                    ))
+            }
+            return try rows.map { row in
+                let link = try row.link ?? headLink(feed: row.feed, feedRow: row.row, head: row.seq)
+                return SignedHead(feed: row.feed, seq: row.seq, link: link, signature: row.signature)
+            }.sorted { $0.feed < $1.feed }
+        }
+    }
+
+    /// The page with each feed's run ending at a head its origin signed
+    /// (cut back to the last one in the run, or read on to the next), and
+    /// the proofs for it. A feed no key signed keeps its run, with an
+    /// unsigned head that a verifying peer refuses.
+    public func signed(_ page: [Event]) throws -> EventPage {
+        guard !page.isEmpty else { return EventPage() }
+        return try read {
+            var runs: [FeedID: ClosedRange<UInt64>] = [:]
+            for event in page {
+                let run = runs[event.feed]
+                runs[event.feed] =
+                    min(run?.lowerBound ?? event.seq, event.seq)...max(run?.upperBound ?? event.seq, event.seq)
+            }
+            var events = page
+            var proofs: [FeedID: FeedProof] = [:]
+            for (feed, run) in runs.sorted(by: { $0.key < $1.key }) {
+                guard let row = try feedRowID(feed, create: false) else { continue }
+                let base = try link(of: feed, feedRow: row, at: run.lowerBound - 1)
+                var end = try lastSignedSeq(feedRow: row, in: run)
+                if end == nil, let next = try firstSignedSeq(feedRow: row, after: run.upperBound) {
+                    events += try self.events(in: feed, seqs: (run.upperBound + 1)...next, limit: Int.max).map(\.event)
+                    end = next
+                }
+                let head: SignedHead
+                if let end, let signed = try signature(feedRow: row, seq: end) {
+                    head = SignedHead(feed: feed, seq: end, link: signed.link, signature: signed.signature)
+                } else {
+                    let linkAtEnd = FeedChain.link(after: base, events.lazy.filter { $0.feed == feed })
+                    head = SignedHead(feed: feed, seq: run.upperBound, link: linkAtEnd, signature: nil)
+                }
+                if head.seq < run.upperBound { events.removeAll { $0.feed == feed && $0.seq > head.seq } }
+                if head.seq >= run.lowerBound { proofs[feed] = FeedProof(baseLink: base, head: head) }
+            }
+            return EventPage(events: events, proofs: proofs)
+        }
+    }
+
+    /// The fork proofs this replica holds, one per quarantined feed, in feed order.
+    public func forkProofs() throws -> [ForkProof] {
+        try read {
+            let statement = try db.statement(
+                """
+                SELECT f.replica_id, f.scope, k.held_seq, k.held_link, k.held_signature, k.other_seq, k.other_link,
+                       k.other_signature, k.other_base_link, k.other_events
+                FROM forked_feeds k JOIN feeds f ON f.id = k.feed ORDER BY f.replica_id, f.scope
+                """)
+            var proofs: [ForkProof] = []
+            while try statement.step() {
+                let feed = FeedID(replicaID: statement.text(0), scope: statement.text(1))
+                let events = try statement.text(9).split(separator: "\n").map {
+                    try EventJSON.event(fromLine: String($0))
+                }
+                proofs.append(
+                    ForkProof(
+                        held: SignedHead(
+                            feed: feed, seq: UInt64(statement.int64(2)), link: statement.blob(3),
+                            signature: statement.isNull(4) ? nil : statement.blob(4)),
+                        other: SignedHead(
+                            feed: feed, seq: UInt64(statement.int64(5)), link: statement.blob(6),
+                            signature: statement.blob(7)),
+                        otherBaseLink: statement.blob(8), otherEvents: events))
+            }
+            return proofs
+        }
+    }
+
+    /// Quarantines the feed of a fork proof that one of the origin's `keys`
+    /// proves, unless it is quarantined already; true when it was not.
+    @discardableResult
+    public func quarantineFork(_ proof: ForkProof, keys: [[UInt8]]) throws -> Bool {
+        guard proof.proves(keys: keys) else { return false }
+        return try write {
+            guard let row = try feedRowID(proof.feed, create: true), try !isForked(feedRow: row) else { return false }
+            try recordFork(proof, feedRow: row)
+            return true
+        }
+    }
+
+    /// The forks a peer's signed heads prove: each head one of `keys`
+    /// signed whose seq this replica holds with another link. Each proven
+    /// fork's feed is quarantined; the proofs are returned.
+    public func forks(shownBy heads: [SignedHead], keys: FeedKeys) throws -> [ForkProof] {
+        let signed = heads.filter { $0.isSigned(byOneOf: keys.keys(for: $0.feed)) }
+        guard !signed.isEmpty else { return [] }
+        return try write {
+            var proofs: [ForkProof] = []
+            for theirs in signed {
+                guard let row = try feedRowID(theirs.feed, create: false), try !isForked(feedRow: row) else { continue }
+                let held: SignedHead
+                if let ours = try signature(feedRow: row, seq: theirs.seq) {
+                    held = SignedHead(feed: theirs.feed, seq: theirs.seq, link: ours.link, signature: ours.signature)
+                } else if try headSeq(feedRow: row) == theirs.seq {
+                    let link = try headLink(feed: theirs.feed, feedRow: row, head: theirs.seq)
+                    held = SignedHead(feed: theirs.feed, seq: theirs.seq, link: link, signature: nil)
+                } else {
+                    continue
+                }
+                guard held.link != theirs.link else { continue }
+                let proof = ForkProof(held: held, other: theirs, otherBaseLink: theirs.link, otherEvents: [])
+                try recordFork(proof, feedRow: row)
+                proofs.append(proof)
+            }
+            return proofs
+        }
+    }
+
+    // MARK: - Inside transactions
+
+    /// The link at the feed's head `head`, computed from the events for a
+    /// feed stored before signed feeds.
+    func headLink(feed: FeedID, feedRow: Int64, head: UInt64) throws -> [UInt8] {
+        guard head > 0 else { return FeedChain.genesis }
+        let statement = try db.statement("SELECT head_link FROM feeds WHERE id = ?")
+        try statement.bind([.int(feedRow)])
+        if try statement.step(), !statement.isNull(0) { return statement.blob(0) }
+        return try computedLink(feed: feed, from: (0, FeedChain.genesis), through: head)
+    }
+
+    /// The link at `seq` (at most the head) of a feed.
+    func link(of feed: FeedID, feedRow: Int64, at seq: UInt64) throws -> [UInt8] {
+        guard seq > 0 else { return FeedChain.genesis }
+        if let signed = try signature(feedRow: feedRow, seq: seq) { return signed.link }
+        let head = try headSeq(feedRow: feedRow)
+        if seq == head { return try headLink(feed: feed, feedRow: feedRow, head: head) }
+        let statement = try db.statement(
+            "SELECT seq, link FROM feed_signatures WHERE feed = ? AND seq < ? ORDER BY seq DESC LIMIT 1")
+        try statement.bind([.int(feedRow), .int(Int64(seq))])
+        let start = try statement.step() ? (UInt64(statement.int64(0)), statement.blob(1)) : (0, FeedChain.genesis)
+        return try computedLink(feed: feed, from: start, through: seq)
+    }
+
+    /// The link at `seq`, from the link `start.link` at `start.seq`, over the stored events between.
+    private func computedLink(feed: FeedID, from start: (seq: UInt64, link: [UInt8]), through seq: UInt64) throws
+        -> [UInt8]
+    {
+        var link = start.link
+        var next = start.seq + 1
+        while next <= seq {
+            let chunk = try events(in: feed, seqs: next...seq, limit: 4_096)
+            guard let last = chunk.last, chunk.first?.event.seq == next else {
+                throw EventLogError.corrupt(path: path, reason: "feed \(feed) has no event at seq \(next)")
+            }
+            link = FeedChain.link(after: link, chunk.lazy.map(\.event))
+            next = last.event.seq + 1
+        }
+        return link
+    }
+
+    /// Moves a feed's head, with the link there.
+    func setHead(_ seq: UInt64, link: [UInt8], feedRow: Int64) throws {
+        try db.statement("UPDATE feeds SET head_seq = ?, head_link = ? WHERE id = ?")
+            .run([.int(Int64(seq)), .blob(link), .int(feedRow)])
+    }
+
+    /// Keeps a signed head (a point a page may end at).
+    func storeSignature(_ head: SignedHead, feedRow: Int64) throws {
+        guard let signature = head.signature else { return }
+        signedByLastWrite.append(head)
+        try db.statement("INSERT OR REPLACE INTO feed_signatures (feed, seq, link, signature) VALUES (?, ?, ?, ?)")
+            .run([.int(feedRow), .int(Int64(head.seq)), .blob(head.link), .blob(signature)])
+    }
+
+    /// Signs and keeps the new head of a feed this replica writes, when it has a signer.
+    func signHead(_ feed: FeedID, seq: UInt64, link: [UInt8], feedRow: Int64) throws {
+        guard let signer = options.feedSigner else { return }
+        let message = FeedChain.headMessage(feed: feed, seq: seq, link: link)
+        try storeSignature(
+            SignedHead(feed: feed, seq: seq, link: link, signature: signer.sign(message)), feedRow: feedRow)
+    }
+
+    func signature(feedRow: Int64, seq: UInt64) throws -> (link: [UInt8], signature: [UInt8])? {
+        let statement = try db.statement("SELECT link, signature FROM feed_signatures WHERE feed = ? AND seq = ?")
+        try statement.bind([.int(feedRow), .int(Int64(seq))])
+        return try statement.step() ? (statement.blob(0), statement.blob(1)) : nil
+    }
+
+    private func lastSignedSeq(feedRow: Int64, in seqs: ClosedRange<UInt64>) throws -> UInt64? {
+        let statement = try db.statement(
+            "SELECT max(seq) FROM feed_signatures WHERE feed = ? AND seq BETWEEN ? AND ?")
+        try statement.bind([.int(feedRow), .int(Int64(seqs.lowerBound)), .int(Int64(seqs.upperBound))])
+        return try statement.step() && !statement.isNull(0) ? UInt64(statement.int64(0)) : nil
+    }
+
+    private func firstSignedSeq(feedRow: Int64, after seq: UInt64) throws -> UInt64? {
+        let statement = try db.statement("SELECT min(seq) FROM feed_signatures WHERE feed = ? AND seq > ?")
+        try statement.bind([.int(feedRow), .int(Int64(seq))])
+        return try statement.step() && !statement.isNull(0) ? UInt64(statement.int64(0)) : nil
+    }
+
+    func isForked(feedRow: Int64) throws -> Bool {
+        let statement = try db.statement("SELECT 1 FROM forked_feeds WHERE feed = ?")
+        try statement.bind([.int(feedRow)])
+        return try statement.step()
+    }
+
+    func recordFork(_ proof: ForkProof, feedRow: Int64) throws {
+        let events = proof.otherEvents.map { EventJSON.line(for: $0, offset: nil, arrivalTimeMs: nil) }
+        try db.statement(
+            """
+            INSERT OR IGNORE INTO forked_feeds (feed, held_seq, held_link, held_signature, other_seq, other_link,
+                other_signature, other_base_link, other_events, detected_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).run([
+            .int(feedRow), .int(Int64(proof.held.seq)), .blob(proof.held.link),
+            proof.held.signature.map { .blob($0) } ?? .null, .int(Int64(proof.other.seq)), .blob(proof.other.link),
+            .blob(proof.other.signature ?? []), .blob(proof.otherBaseLink), .text(events.joined(separator: "\n")),
+            .int(options.wallClock()),
+        ])
+    }
+}
+
+/// A feed's head while a transaction appends to it: its row, seq and link.
+struct FeedHead {
+    let feed: FeedID
+    let row: Int64
+    var seq: UInt64
+    var link: [UInt8]
+
+    mutating func extend(with event: Event) {
+        seq = event.seq
+        link = FeedChain.link(after: link, event)
+    }
+}
+
+extension EventLog {
+    /// The head of a feed this replica writes, to append to; refused for a
+    /// feed its own fork quarantined.
+    func feedHead(of feed: FeedID) throws -> FeedHead {
+        let row = try feedRowID(feed, create: true)!
+        if try isForked(feedRow: row) { throw EventLogError.feedForked(feed: feed) }
+        let seq = try headSeq(feedRow: row)
+        return FeedHead(feed: feed, row: row, seq: seq, link: try headLink(feed: feed, feedRow: row, head: seq))
+    }
+
+    /// A feed this replica writes is signed at least every this many
+    /// events, however many one transaction writes, so that a page for a
+    /// peer can end within that many events of where it is cut (and a
+    /// damaged page of the file keeps only that much of the feed from
+    /// peers); each transaction signs its last head too.
+    static let signedPointInterval: UInt64 = 256
+
+    /// Signs the head of a feed being written when it is at a signed point.
+    func signPointIfDue(_ head: FeedHead) throws {
+        guard head.seq % EventLog.signedPointInterval == 0 else { return }
+        try signHead(head.feed, seq: head.seq, link: head.link, feedRow: head.row)
+    }
+
+    /// Stores the new heads of feeds this replica wrote, each signed.
+    func finishOwn(_ heads: [FeedID: FeedHead]) throws {
+        for head in heads.values {
+            try setHead(head.seq, link: head.link, feedRow: head.row)
+            try signHead(head.feed, seq: head.seq, link: head.link, feedRow: head.row)
+        }
+    }
+}

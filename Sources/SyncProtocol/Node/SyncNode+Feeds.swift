@@ -1,0 +1,118 @@
+import Replica
+
+/// Signed feeds while sessions run (docs/protocol.md "Signed feeds"): the
+/// identity keys that may sign each origin's feeds, learned from
+/// certificates, and the fork proofs that quarantine a feed everywhere.
+extension SyncNode {
+    /// Whether this node signs its feeds and verifies every event it takes:
+    /// it does when it has an identity key (every `peerd`).
+    public var verifiesFeeds: Bool { configuration.identity != nil }
+
+    /// The keys every received event is verified with; `nil` when this node does not verify.
+    var verificationKeys: FeedKeys? { verifiesFeeds ? feedKeys : nil }
+
+    /// The certificates this node knows, its own first, then by replica id.
+    public var knownCertificates: [Certificate] {
+        let own = ownCertificate.map { [$0] } ?? []
+        return own
+            + certificates.keys.sorted().flatMap { id in certificates[id]!.filter { $0 != ownCertificate } }
+    }
+
+    /// The fork proofs this node holds, in feed order.
+    public var forkProofList: [ForkProof] { forkProofs.keys.sorted().map { forkProofs[$0]! } }
+
+    /// The certificate that vouches for this node's key: the admin's, or in
+    /// an open cluster one it signs itself, for every scope.
+    static func ownCertificate(_ configuration: Configuration) -> Certificate? {
+        guard let identity = configuration.identity else { return nil }
+        return identity.certificate
+            ?? Certificate.issue(
+                by: identity.key, for: identity.key.publicKey, replicaID: configuration.hello.replicaID,
+                read: [Certificate.everyScope], write: [Certificate.everyScope], issuedMs: 0, expiresMs: nil)
+    }
+
+    /// Keeps a certificate that this cluster's trust accepts (one signed by
+    /// the admin key; in an open cluster one its replica signed itself) and
+    /// learns its key; true when it is new.
+    mutating func keep(_ certificate: Certificate) -> Bool {
+        let admin = configuration.session.trust.adminKey
+        guard certificate.adminKey == (admin ?? certificate.publicKey) else { return false }
+        guard !(certificates[certificate.replicaID]?.contains(certificate) ?? false) else { return false }
+        certificates[certificate.replicaID, default: []].append(certificate)
+        feedKeys.add(certificate.publicKey, for: certificate.replicaID)
+        return true
+    }
+
+    /// Certificates a peer sent (`from`), or a peer's own from its hello:
+    /// each new one is kept and passed on to every other peer.
+    mutating func learn(_ learned: [Certificate], from source: ConnectionID) -> [Effect] {
+        let fresh = learned.filter { keep($0) }
+        guard !fresh.isEmpty else { return [] }
+        return sessions.keys.sorted().filter { $0 != source && sessions[$0]?.peer != nil }.map {
+            .send($0, .certificates(fresh))
+        }
+    }
+
+    /// What a newly identified peer hears first: the certificates and fork proofs this node holds.
+    mutating func greet(_ id: ConnectionID, hello: Hello) -> [Effect] {
+        var effects: [Effect] = []
+        if let certificate = sessions[id]?.peerIdentity?.certificate {
+            effects += learn([certificate], from: id)
+        } else if let key = sessions[id]?.peerIdentity?.publicKey, configuration.session.trust.adminKey == nil {
+            feedKeys.add(key, for: hello.replicaID)
+        }
+        if verifiesFeeds { effects.append(.send(id, .certificates(knownCertificates))) }
+        let proofs = forkProofList.filter { sessions[id]?.mayRead($0.feed) ?? false }
+        if !proofs.isEmpty { effects.append(.send(id, .forkProofs(proofs))) }
+        return effects
+    }
+
+    /// Fork proofs found by an ingest (`from: nil`, already quarantined in
+    /// the log) or sent by the peer on `from` (quarantined by the shell on
+    /// `.quarantine`): each new one that the origin's key proves takes the
+    /// feed out of what every session offers, is logged, and goes to every
+    /// other peer that may read the feed.
+    mutating func learn(
+        _ proofs: [ForkProof], from source: ConnectionID?, foundHere: Bool, now: Milliseconds
+    ) -> [Effect] {
+        var fresh: [ForkProof] = []
+        for proof in proofs where forkProofs[proof.feed] == nil {
+            guard foundHere || proof.proves(keys: feedKeys.keys(for: proof.feed)) else {
+                emit(
+                    LogRecord(
+                        .warning, "ignored a fork proof that does not hold",
+                        [
+                            ("feed", proof.feed.description),
+                            ("peer", source.flatMap { sessions[$0]?.peer?.replicaID } ?? "?"),
+                        ]))
+                continue
+            }
+            forkProofs[proof.feed] = proof
+            fresh.append(proof)
+            emit(
+                LogRecord(
+                    .warning, "fork: feed quarantined",
+                    [
+                        ("feed", proof.feed.description), ("seq", "\(proof.held.seq)"),
+                        ("detail", "its origin signed two histories; no more of it is taken or served"),
+                    ]))
+        }
+        guard !fresh.isEmpty else { return [] }
+        var effects: [Effect] = foundHere ? [] : [.quarantine(fresh, keys: feedKeys)]
+        for proof in fresh { cursor[proof.feed] = 0 }
+        for id in sessions.keys.sorted() where sessions[id]?.peer != nil {
+            let shown = fresh.filter { sessions[id]!.mayRead($0.feed) && (id != source || foundHere) }
+            if !shown.isEmpty { effects.append(.send(id, .forkProofs(shown))) }
+        }
+        return effects + broadcastCursor(except: nil, now: now)
+    }
+
+    /// Counts and logs the runs an ingest refused for failing verification.
+    mutating func noteRefusedRuns(_ report: IngestReport, from peer: String) {
+        for run in report.refused {
+            counters.eventsRejectedSignature += run.count
+            emit(LogRecord(.warning, "refused unverifiable events", [("peer", peer), ("detail", run.description)]))
+        }
+        counters.eventsRejectedForked += report.refusedForked.values.reduce(0, +)
+    }
+}

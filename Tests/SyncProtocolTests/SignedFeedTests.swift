@@ -1,0 +1,186 @@
+import Foundation
+import Replica
+import TestSupport
+import Testing
+
+@testable import SyncProtocol
+
+/// Signed feeds in the log: what an origin signs, what a receiver verifies
+/// before it stores, and the fork proofs (docs/protocol.md "Signed feeds").
+@Suite struct SignedFeedTests {
+    static let alice = try! SigningKey(seed: [UInt8](repeating: 7, count: 32))
+    static let mallory = try! SigningKey(seed: [UInt8](repeating: 8, count: 32))
+    static let keys = FeedKeys(["alice": [alice.publicKey]])
+    let directory: TemporaryDirectory
+    init() throws { directory = try TemporaryDirectory() }
+
+    /// The event of the documented test vector.
+    static let vectorEvent = Event(
+        eventID: UUID(uuidString: "00112233-4455-6677-8899-aabbccddeeff")!, feed: FeedID(replicaID: "alice"), seq: 1,
+        timeMs: 1_700_000_000_000, entityType: "item", entityID: "i1",
+        payload: #"{"name":"Bolts","quantity":5,"type":"Created"}"#)
+
+    @Test func theChainAndTheHeadMessageMatchTheDocumentedVector() {
+        let link = FeedChain.link(after: FeedChain.genesis, Self.vectorEvent)
+        #expect(Hex.string(link) == "73593a2927f849004311b6e5e08b73b3d601eec1f651e956c4b4b0423f923d1c")
+        let encoding = FeedChain.encoding(of: Self.vectorEvent)
+        #expect(encoding.count == 16 + (4 + 5) + (4 + 7) + 8 + 8 + (4 + 4) + (4 + 2) + (4 + 46))
+        let message = FeedChain.headMessage(feed: Self.vectorEvent.feed, seq: 1, link: link)
+        let signature = Self.alice.sign(message)
+        #expect(
+            Hex.string(signature)
+                == "129536ebadefb12068918140f661048a832e7081c599b09a4fa365e7e8d274a26130fc179246dcf7d99129a02cd7ef0462be50c7ad7dcc785a9081f81b475e01"
+        )
+        #expect(
+            SignedHead(feed: Self.vectorEvent.feed, seq: 1, link: link, signature: signature)
+                .isSigned(byOneOf: [Self.alice.publicKey]))
+        #expect(
+            !SignedHead(feed: Self.vectorEvent.feed, seq: 2, link: link, signature: signature)
+                .isSigned(byOneOf: [Self.alice.publicKey]))
+    }
+
+    func log(_ name: String, replicaID: String, signer: SigningKey? = nil) throws -> EventLog {
+        var options = EventLog.Options()
+        options.feedSigner = signer.map { key in FeedSigner(publicKey: key.publicKey, sign: { key.sign($0) }) }
+        return try EventLog.create(at: directory.path("\(name).db"), replicaID: replicaID, options: options)
+    }
+
+    func write(_ log: EventLog, _ count: Int, from start: Int = 1) throws {
+        for number in start..<(start + count) {
+            try log.append(NewEvent(item: "i\(number)", .created(name: "n\(number)", quantity: Int64(number))))
+        }
+    }
+
+    func page(of log: EventLog, _ seqs: ClosedRange<UInt64>, feed: FeedID = FeedID(replicaID: "alice")) throws
+        -> EventPage
+    {
+        try log.signed(log.events(in: feed, seqs: seqs, limit: 1_000).map(\.event))
+    }
+
+    @Test func anOriginsPageIsStoredWithItsSignedHeadAndServedOnFromAnyCut() throws {
+        let alice = try log("alice", replicaID: "alice", signer: Self.alice)
+        try write(alice, 10)
+        let page = try page(of: alice, 1...10)
+        let bob = try log("bob", replicaID: "bob")
+        let report = try bob.ingest(page.events, proofs: page.proofs, keys: Self.keys)
+        #expect(report.stored.count == 10 && report.isComplete)
+        #expect(try bob.signedHeads() == (try alice.signedHeads()))
+        // Bob holds one signed head, at 10: a page from 4 reads on to it, with the link at 3 computed.
+        let served = try self.page(of: bob, 4...6)
+        #expect(served.events.map(\.seq) == Array(4...10))
+        let carol = try log("carol", replicaID: "carol")
+        try carol.ingest(Array(page.events.prefix(3)), proofs: try self.page(of: alice, 1...3).proofs, keys: Self.keys)
+        #expect(try carol.ingest(served.events, proofs: served.proofs, keys: Self.keys).stored.count == 7)
+        #expect(try carol.cursor() == (try alice.cursor()))
+    }
+
+    @Test func alteredForgedReplayedAndUnsignedRunsAreRefusedWithNothingStored() throws {
+        let alice = try log("alice", replicaID: "alice", signer: Self.alice)
+        try write(alice, 3)
+        let honest = try page(of: alice, 1...3)
+        let bob = try log("bob", replicaID: "bob")
+        let feed = FeedID(replicaID: "alice")
+
+        var altered = honest
+        altered.events[1].payload = #"{"name":"n2","quantity":999,"type":"Created"}"#
+        var forged = honest  // a relay signs with its own key for alice's feed
+        let link = FeedChain.link(after: FeedChain.genesis, forged.events)
+        forged.proofs[feed]!.head.signature = Self.mallory.sign(FeedChain.headMessage(feed: feed, seq: 3, link: link))
+        var replayed = honest  // alice's events moved into another feed of hers
+        let other = FeedID(replicaID: "alice", scope: "team")
+        replayed.events = honest.events.map { event in
+            var moved = event
+            moved.feed = other
+            return moved
+        }
+        replayed.proofs = [
+            other: FeedProof(
+                baseLink: FeedChain.genesis,
+                head: SignedHead(
+                    feed: other, seq: 3, link: honest.proofs[feed]!.head.link,
+                    signature: honest.proofs[feed]!.head.signature))
+        ]
+        var unsigned = honest
+        unsigned.proofs[feed]!.head.signature = nil
+        for (bad, why) in [
+            (altered, "signature"), (forged, "signature"), (replayed, "signature"), (unsigned, "not signed"),
+        ] {
+            let report = try bob.ingest(bad.events, proofs: bad.proofs, keys: Self.keys)
+            #expect(report.stored.isEmpty)
+            #expect(report.refused.count == 1 && report.refused[0].reason.contains(why), "\(report.refused)")
+        }
+        let stranger = try bob.ingest(honest.events, proofs: honest.proofs, keys: FeedKeys())
+        #expect(stranger.refused.first?.reason.contains("no identity key is known for alice") == true)
+        #expect(try bob.eventCount() == 0)
+        #expect(try bob.ingest(honest.events, proofs: honest.proofs, keys: Self.keys).stored.count == 3)
+    }
+
+    @Test func aRestoredOriginThatWritesAgainIsProvenForkedAndQuarantinedEverywhere() throws {
+        let alice = try log("alice", replicaID: "alice", signer: Self.alice)
+        try write(alice, 3)
+        let bob = try log("bob", replicaID: "bob")
+        let first = try page(of: alice, 1...3)
+        try bob.ingest(first.events, proofs: first.proofs, keys: Self.keys)
+        try write(alice, 2, from: 4)  // bob holds 1...5
+        let more = try page(of: alice, 4...5)
+        try bob.ingest(more.events, proofs: more.proofs, keys: Self.keys)
+        // Alice's old copy (seq 3) writes again: another seq 4 and 5.
+        let restored = try log("restored", replicaID: "alice", signer: Self.alice)
+        try restored.ingest(first.events, proofs: first.proofs, keys: Self.keys)
+        try write(restored, 2, from: 40)
+        let other = try page(of: restored, 4...5)
+        #expect(try bob.signedHeads().first?.seq == 5)
+
+        let report = try bob.ingest(other.events, proofs: other.proofs, keys: Self.keys)
+        #expect(report.stored.isEmpty)
+        let proof = try #require(report.forkProofs.first)
+        #expect(proof.proves(keys: [Self.alice.publicKey]))
+        #expect(!proof.proves(keys: [Self.mallory.publicKey]))
+        #expect(try bob.forkProofs() == [proof])
+        #expect(try bob.cursor() == VectorCursor())
+        #expect(try bob.eventCount() == 5)  // what it held stays
+        let later = try bob.ingest(more.events, proofs: more.proofs, keys: Self.keys)
+        #expect(later.refusedForked == [FeedID(replicaID: "alice"): 2])
+
+        // A replica that never saw the other history takes the proof.
+        let carol = try log("carol", replicaID: "carol")
+        #expect(try carol.quarantineFork(proof, keys: [Self.alice.publicKey]))
+        #expect(try !carol.quarantineFork(proof, keys: [Self.alice.publicKey]))  // once
+        #expect(try carol.ingest(first.events, proofs: first.proofs, keys: Self.keys).refusedForked.count == 1)
+        // The restored copy itself may no longer write to the feed.
+        #expect(try restored.quarantineFork(proof, keys: [Self.alice.publicKey]))
+        #expect(throws: EventLogError.self) {
+            try restored.append(NewEvent(item: "x", .created(name: "x", quantity: 1)))
+        }
+
+        // The proof survives the wire.
+        var encoder = MessageEncoder()
+        var decoder = MessageDecoder()
+        #expect(try decoder.decode(encoder.encode(.forkProofs([proof]))) == .forkProofs([proof]))
+    }
+
+    @Test func twoHeadsAtOneSeqWithOtherLinksAreAProof() throws {
+        let feed = FeedID(replicaID: "alice")
+        func head(_ link: UInt8) -> SignedHead {
+            let link = [UInt8](repeating: link, count: 32)
+            return SignedHead(
+                feed: feed, seq: 9, link: link,
+                signature: Self.alice.sign(FeedChain.headMessage(feed: feed, seq: 9, link: link)))
+        }
+        let proof = ForkProof(held: head(1), other: head(2), otherBaseLink: head(2).link, otherEvents: [])
+        #expect(proof.proves(keys: [Self.alice.publicKey]))
+        #expect(
+            !ForkProof(held: head(1), other: head(1), otherBaseLink: head(1).link, otherEvents: []).proves(
+                keys: [Self.alice.publicKey]))
+    }
+
+    @Test func theEventsMessageCarriesTheProofs() throws {
+        let alice = try log("alice", replicaID: "alice", signer: Self.alice)
+        try write(alice, 4)
+        let page = try page(of: alice, 2...4)
+        let batch = EventBatch(batchID: 1, events: page.events, proofs: page.proofs)
+        var encoder = MessageEncoder()
+        var decoder = MessageDecoder()
+        #expect(try decoder.decode(encoder.encode(.events(batch))) == .events(batch))
+    }
+}
