@@ -66,6 +66,10 @@ public struct Scenario: Sendable {
     public var countsBytes = false
     /// Prints every node log line and every fault as it happens.
     public var trace = false
+    /// Every replica has an identity key (seeded from its index), signs its
+    /// feeds and verifies every event it takes, as `peerd` does
+    /// (docs/protocol.md "Signed feeds"); off, the protocol runs unsigned.
+    public var signedFeeds = true
 
     /// A calm scenario: no faults, no skew, no workload.
     public init(seed: UInt64, replicaCount: Int) {

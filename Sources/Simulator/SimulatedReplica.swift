@@ -52,6 +52,13 @@ final class SimulatedReplica {
 
     var host: Host { Host(replica: index, incarnation: incarnation) }
 
+    /// The device's identity key, the same on every run of a seed: 32 bytes of the index's SplitMix64 stream.
+    var identityKey: SigningKey {
+        var random = SplitMix64(seed: 0x51_6E_0000 + UInt64(index))
+        let seed = (0..<4).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } }
+        return try! SigningKey(seed: seed)  // 32 bytes: always a key
+    }
+
     /// True while the device runs as `host` (not crashed, not restarted since).
     func runs(as host: Host) -> Bool { node != nil && self.host == host }
 
@@ -66,6 +73,7 @@ final class SimulatedReplica {
         options.durability = .normal
         options.wallClock = clock.wallClock(skewMs: skewMs)
         options.eventIDs = SeededEventIDs(replicaID: replicaID, incarnation: incarnation + 1).next
+        if let identity = configuration.identity { options.feedSigner = FeedSigner(identity.key) }
         let log =
             FileManager.default.fileExists(atPath: path)
             ? try EventLog.open(at: path, options: options)

@@ -30,7 +30,7 @@ extension Simulation {
                 close(id, of: replica)
             case .revoked:
                 break  // the simulator's nodes have no admin key, so they learn none
-            case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads:
+            case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads, .keepCertificates:
                 guard let answer = DirectStorage.execute(effect, on: replica.log!) else { continue }
                 if let delay = scenario.storageDelayMs {
                     queue.schedule(.storageAnswer(host, answer), at: now + random.int(in: delay))

@@ -194,6 +194,7 @@ public final class Simulation {
         configuration.peers = scenario.peers
         configuration.antiEntropyIntervalMs = scenario.antiEntropyIntervalMs
         configuration.seed = random.derivedSeed()
+        if scenario.signedFeeds { configuration.identity = (replica.identityKey, nil) }
         try replica.start(clock: clock, configuration: configuration, logger: logs.logger(for: replica.replicaID))
         network.hostStarted(replica.host)
         for other in replicas where other.index != replica.index {

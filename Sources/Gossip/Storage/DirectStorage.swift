@@ -48,6 +48,9 @@ public enum DirectStorage {
         case .quarantine(let proofs, let keys):
             _ = LogStorage.quarantine(log, proofs, keys: keys)
             return nil
+        case .keepCertificates(let certificates):
+            _ = LogStorage.keep(log, certificates)
+            return nil
         case .compareHeads(let heads, let keys):
             return .forksFound(LogStorage.compare(log, heads, keys: keys))
         case .computeState:
@@ -58,11 +61,11 @@ public enum DirectStorage {
         }
     }
 
-    /// True for `.read`, `.store`, `.computeState`, `.writePendingProjections`, `.quarantine` and `.compareHeads`.
+    /// True for `.read`, `.store`, `.computeState`, `.writePendingProjections`, `.quarantine`, `.compareHeads` and `.keepCertificates`.
     public static func isStorageWork(_ effect: SyncNode.Effect) -> Bool {
         switch effect {
         case .send, .dial, .close, .revoked: false
-        case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads: true
+        case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads, .keepCertificates: true
         }
     }
 

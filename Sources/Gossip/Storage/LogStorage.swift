@@ -51,6 +51,16 @@ enum LogStorage {
         Result { try log.forks(shownBy: heads, keys: keys) }.mapError(StorageFailure.init)
     }
 
+    /// `.keepCertificates`.
+    static func keep(_ log: EventLog, _ certificates: [Certificate]) -> StorageFailure? {
+        do {
+            try log.storeCertificates(certificates.map { ($0.replicaID, $0.bytes) })
+            return nil
+        } catch {
+            return StorageFailure(error)
+        }
+    }
+
     /// `.quarantine`: each proof's feed quarantined in the log.
     static func quarantine(_ log: EventLog, _ proofs: [ForkProof], keys: FeedKeys) -> StorageFailure? {
         do {

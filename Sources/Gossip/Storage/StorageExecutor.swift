@@ -248,6 +248,14 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         }
     }
 
+    /// Keeps certificates learned from peers, on the writer.
+    func keep(_ certificates: [Certificate]) {
+        writer.async { [self] in
+            guard !closed.load(ordering: .acquiring) else { return }
+            if let failure = LogStorage.keep(log, certificates) { noteFailure(failure, what: "keep certificates") }
+        }
+    }
+
     /// Quarantines the feeds of fork proofs a peer sent, on the writer.
     func quarantine(_ proofs: [ForkProof], keys: FeedKeys) {
         writer.async { [self] in

@@ -30,6 +30,8 @@ extension GossipService {
                 storage.writePendingProjections()
             case .quarantine(let proofs, let keys):
                 storage.quarantine(proofs, keys: keys)
+            case .keepCertificates(let certificates):
+                storage.keep(certificates)
             case .compareHeads(let heads, let keys):
                 storage.compare(heads, keys: keys) { [self] proofs in
                     loop.execute { [self] in carryOut(node.forksFound(proofs, now: loop.now)) }

@@ -92,9 +92,19 @@ extension DataDirectory {
         for revocation in revocations where !all.contains(revocation) { all.append(revocation) }
         try replaceFile(named: "revocations", with: Array(all.map { $0.code + "\n" }.joined().utf8))
     }
+
+    /// The certificates an export carries: this replica's own (the admin's,
+    /// or in an open cluster one it signs itself) and those it keeps.
+    func exportCertificates(_ log: EventLog) throws -> [Certificate] {
+        let mine = try identity(replicaID: log.replicaID)
+        let own = mine.certificate ?? Certificate.selfSigned(by: mine.key, replicaID: log.replicaID)
+        let kept = try log.certificates().compactMap { try? Certificate(bytes: $0) }
+        return [own] + kept.filter { $0 != own }
+    }
 }
 
 extension TrustPolicy {
     /// The system's wall clock in Unix ms, for certificate times.
     static func systemClockMs() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+
 }

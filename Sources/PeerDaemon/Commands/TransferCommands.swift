@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import SyncProtocol
 
 /// `peerd export` and `peerd import`: NDJSON files, one event per line, so a
 /// USB stick between two devices is a valid sync.
@@ -11,13 +12,14 @@ enum TransferCommands {
         ) { arguments, directory in
             guard arguments.positional.count <= 1 else { throw UsageError("export takes at most one FILE") }
             let log = try directory.openLog()
+            let certificates = try directory.exportCertificates(log)
             if let file = arguments.positional.first {
                 try ExportTarget.check(file, dataDirectory: directory.path)
-                let count = try exportToFile(log, path: file)
+                let count = try exportToFile(log, path: file, certificates: certificates)
                 FileHandle.standardError.write(Data("exported \(count) events to \(file)\n".utf8))
             } else {
                 var output = Output()
-                try log.forEachEventPage { page in for stored in page { output.line(EventJSON.line(for: stored)) } }
+                try export(log, certificates: certificates) { lines in for line in lines { output.line(line) } }
                 output.flush()
             }
         },
@@ -25,28 +27,48 @@ enum TransferCommands {
             path: ["import"], usage: "import FILE",
             summary: """
                 Reads NDJSON events (docs/events.md) through the same ingest path as sync. Idempotent. \
-                The whole file is checked first: a bad line is reported with its number and nothing is imported.
+                The whole file is checked first, signatures too: a bad line, or a feed whose signed head \
+                does not verify, is reported with its line number and nothing is imported.
                 """
         ) { arguments, directory in
             let file = try arguments.positional("FILE")[0]
             let log = try directory.openLog()
-            try importFile(file, into: log)
+            try importFile(file, into: log, directory: directory)
         },
     ]
 
     /// Writes to a temporary file beside `path` and renames it into place, so
     /// a failed export never leaves half a file under the real name.
-    private static func exportToFile(_ log: EventLog, path: String) throws -> Int {
+    /// The export's lines, a page at a time, in one snapshot of the log:
+    /// every event in arrival order, then the certificates and each feed's
+    /// signed head (docs/events.md "Signed exports"). Returns the event count.
+    @discardableResult
+    private static func export(_ log: EventLog, certificates: [Certificate], _ write: ([String]) throws -> Void)
+        throws -> Int
+    {
+        try log.snapshot { log in
+            var count = 0
+            try log.forEachEventPage { page in
+                try write(page.map { EventJSON.line(for: $0) })
+                count += page.count
+            }
+            let heads = try log.signedHeads().filter { $0.signature != nil }
+            try write(
+                certificates.map { ExportProof.certificate($0.bytes).line }
+                    + heads.map { ExportProof.signedHead($0).line })
+            return count
+        }
+    }
+
+    private static func exportToFile(_ log: EventLog, path: String, certificates: [Certificate]) throws -> Int {
         let temporary = path + ".partial"
         guard FileManager.default.createFile(atPath: temporary, contents: nil),
             let handle = FileHandle(forWritingAtPath: temporary)
         else { throw CommandError("cannot write \(path)") }
         var count = 0
         do {
-            try log.forEachEventPage { page in
-                let text = page.map { EventJSON.line(for: $0) + "\n" }.joined()
-                try handle.write(contentsOf: Data(text.utf8))
-                count += page.count
+            count = try export(log, certificates: certificates) { lines in
+                try handle.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
             }
             try handle.synchronize()
             try handle.close()
@@ -69,17 +91,30 @@ enum TransferCommands {
     /// are a few MB, however long the file.
     static let importBatchSize = 10_000
 
-    private static func importFile(_ path: String, into log: EventLog) throws {
+    private static func importFile(_ path: String, into log: EventLog, directory: DataDirectory) throws {
         // Pass 1: every line must parse, so nothing is applied from a bad file.
         // Nothing is kept, so memory does not grow with the file.
         let lines = try checkEveryLine(of: path)
+        // Then every feed must verify, as sync verifies.
+        var verification = ImportVerification()
+        try forEachEventLine(
+            in: path, named: path, { event, line in verification.take(event, line: line) },
+            proofs: { proof, line in try verification.take(proof, line: line) })
+        let identity = try directory.identity(replicaID: log.replicaID)
+        var keys = FeedKeys([log.replicaID: [identity.key.publicKey]])
+        for bytes in try log.certificates() {
+            if let certificate = try? Certificate(bytes: bytes) {
+                keys.add(certificate.publicKey, for: certificate.replicaID)
+            }
+        }
+        try verification.check(replicaID: log.replicaID, keys: keys, adminKey: identity.certificate?.adminKey)
         // Pass 2: a thread parses the file again into batches while this one ingests them.
         let batches = BatchHandoff()
         Thread.detachNewThread {
             do {
                 var batch: [Event] = []
                 batch.reserveCapacity(importBatchSize)
-                try forEachEventLine(in: path, named: path) { event in
+                try forEachEventLine(in: path, named: path) { event, _ in
                     batch.append(event)
                     if batch.count == importBatchSize {
                         try batches.put(batch)
@@ -109,6 +144,9 @@ enum TransferCommands {
             throw error
         }
         try log.writePendingProjections()
+        // The verified heads are kept, so the imported events are served on with their proofs.
+        try log.adoptSignedHeads(verification.heads.map(\.head))
+        try log.storeCertificates(verification.certificates.map { ($0.replicaID, $0.bytes) })
         let problems = total.forks.map(\.description) + total.gaps.map(\.description) + total.invalid.map(\.description)
         for problem in problems { FileHandle.standardError.write(Data("peerd: warning: \(problem)\n".utf8)) }
         print(
@@ -133,13 +171,13 @@ enum TransferCommands {
         }
         let size = Int64(status.st_size)
         guard size > 4_000_000, let middle = try lineStart(after: size / 2, in: path), middle < size else {
-            return try forEachEventLine(in: path, named: path) { _ in }.events
+            return try forEachEventLine(in: path, named: path) { _, _ in }.events
         }
         let second = CheckedPart()
         Thread.detachNewThread {
-            second.finish(Result { try forEachEventLine(in: path, from: middle) { _ in } })
+            second.finish(Result { try forEachEventLine(in: path, from: middle) { _, _ in } })
         }
-        let first = Result { try forEachEventLine(in: path, to: middle) { _ in } }
+        let first = Result { try forEachEventLine(in: path, to: middle) { _, _ in } }
         let secondResult = second.wait()
         let firstCounts = try first.mapError { named($0, path: path, firstLine: 1) }.get()
         let secondCounts = try secondResult.mapError { named($0, path: path, firstLine: firstCounts.lines + 1) }.get()
@@ -181,7 +219,7 @@ enum TransferCommands {
     @discardableResult
     private static func forEachEventLine(
         in path: String, named: String? = nil, from start: Int64 = 0, to end: Int64 = .max,
-        _ body: (Event) throws -> Void
+        _ body: (Event, Int) throws -> Void, proofs: (ExportProof, Int) throws -> Void = { _, _ in }
     ) throws -> (events: Int, lines: Int) {
         guard let file = fopen(path, "r") else {
             throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
@@ -201,16 +239,22 @@ enum TransferCommands {
             position += Int64(length)
             let bytes = UnsafeBufferPointer(
                 start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length)
-            let event: Event?
+            var event: Event?
+            var proof: ExportProof?
             do {
-                event = try EventJSON.event(fromLineBytes: bytes)
+                if ExportProof.isProofLine(bytes) {
+                    proof = try ExportProof.parse(String(decoding: bytes, as: UTF8.self))
+                } else {
+                    event = try EventJSON.event(fromLineBytes: bytes)
+                }
             } catch {
                 let bad = BadLine(number: number, reason: "\(error)")
                 throw named.map { Self.named(bad, path: $0, firstLine: 1) } ?? bad
             }
+            if let proof { try proofs(proof, number) }
             if let event {
                 events += 1
-                try body(event)
+                try body(event, number)
             }
         }
         return (events, number)

@@ -159,6 +159,27 @@ extension EventLog {
         }
     }
 
+    /// Keeps certificates (their bytes, read and checked by the caller), by replica id.
+    public func storeCertificates(_ certificates: [(replicaID: String, bytes: [UInt8])]) throws {
+        guard !certificates.isEmpty else { return }
+        try write {
+            for certificate in certificates {
+                try db.statement("INSERT OR IGNORE INTO certificates (replica_id, bytes) VALUES (?, ?)")
+                    .run([.text(certificate.replicaID), .blob(certificate.bytes)])
+            }
+        }
+    }
+
+    /// The certificates kept, by replica id.
+    public func certificates() throws -> [[UInt8]] {
+        try read {
+            let statement = try db.statement("SELECT bytes FROM certificates ORDER BY replica_id, bytes")
+            var result: [[UInt8]] = []
+            while try statement.step() { result.append(statement.blob(0)) }
+            return result
+        }
+    }
+
     // MARK: - Inside transactions
 
     /// The link at the feed's head `head`, computed from the events for a

@@ -169,7 +169,8 @@ enum Schema {
     /// stored before this version); `feed_signatures` holds the origin's
     /// signed heads this replica received or made, the points a page it
     /// serves may end at; `forked_feeds` the feeds whose origin signed two
-    /// histories, with the proof.
+    /// histories, with the proof; `certificates` the certificates (their
+    /// bytes, docs/identity.md) of the replicas whose keys it verifies with.
     private static let version6 = """
         ALTER TABLE feeds ADD COLUMN head_link BLOB;
 
@@ -193,5 +194,11 @@ enum Schema {
             other_events    TEXT NOT NULL,
             detected_ms     INTEGER NOT NULL
         );
+
+        CREATE TABLE certificates (
+            replica_id TEXT NOT NULL,
+            bytes      BLOB NOT NULL,
+            PRIMARY KEY (replica_id, bytes)
+        ) WITHOUT ROWID;
         """
 }

@@ -53,6 +53,14 @@ public struct Certificate: Hashable, Sendable {
         return try! Certificate(bytes: AdminSigned.sign(writer, context: signatureContext, by: admin))
     }
 
+    /// What a replica of an open cluster (no admin key) shows for its key:
+    /// a certificate it signs itself, for every scope, that never expires.
+    public static func selfSigned(by key: SigningKey, replicaID: String) -> Certificate {
+        issue(
+            by: key, for: key.publicKey, replicaID: replicaID, read: [everyScope], write: [everyScope], issuedMs: 0,
+            expiresMs: nil)
+    }
+
     /// Reads a certificate and checks the admin's signature over it.
     ///
     /// - Throws: `IdentityError.malformedCertificate` or `.badCertificateSignature`.

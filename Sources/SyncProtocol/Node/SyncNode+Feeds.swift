@@ -26,9 +26,7 @@ extension SyncNode {
     static func ownCertificate(_ configuration: Configuration) -> Certificate? {
         guard let identity = configuration.identity else { return nil }
         return identity.certificate
-            ?? Certificate.issue(
-                by: identity.key, for: identity.key.publicKey, replicaID: configuration.hello.replicaID,
-                read: [Certificate.everyScope], write: [Certificate.everyScope], issuedMs: 0, expiresMs: nil)
+            ?? Certificate.selfSigned(by: identity.key, replicaID: configuration.hello.replicaID)
     }
 
     /// Keeps a certificate that this cluster's trust accepts (one signed by
@@ -44,13 +42,14 @@ extension SyncNode {
     }
 
     /// Certificates a peer sent (`from`), or a peer's own from its hello:
-    /// each new one is kept and passed on to every other peer.
+    /// each new one is kept, stored and passed on to every other peer.
     mutating func learn(_ learned: [Certificate], from source: ConnectionID) -> [Effect] {
         let fresh = learned.filter { keep($0) }
         guard !fresh.isEmpty else { return [] }
-        return sessions.keys.sorted().filter { $0 != source && sessions[$0]?.peer != nil }.map {
-            .send($0, .certificates(fresh))
-        }
+        return [.keepCertificates(fresh)]
+            + sessions.keys.sorted().filter { $0 != source && sessions[$0]?.peer != nil }.map {
+                .send($0, .certificates(fresh))
+            }
     }
 
     /// What a newly identified peer hears first: the certificates and fork proofs this node holds.
@@ -105,6 +104,31 @@ extension SyncNode {
             if !shown.isEmpty { effects.append(.send(id, .forkProofs(shown))) }
         }
         return effects + broadcastCursor(except: nil, now: now)
+    }
+
+    /// The batch without the feeds whose origin's certificates (in a
+    /// cluster with an admin key) may not write their scope, which are
+    /// counted and logged. A forwarder cannot have changed an event's
+    /// scope: the origin's signature covers it.
+    mutating func withoutUnwritable(_ batch: EventBatch, on id: ConnectionID) -> EventBatch {
+        guard configuration.session.trust.adminKey != nil, !batch.events.isEmpty else { return batch }
+        var refused: [FeedID: Int] = [:]
+        var kept = batch
+        kept.events = batch.events.filter { event in
+            guard let held = certificates[event.feed.origin], !held.contains(where: { $0.mayWrite(event.feed.scope) })
+            else { return true }
+            refused[event.feed, default: 0] += 1
+            return false
+        }
+        guard !refused.isEmpty else { return batch }
+        kept.proofs = batch.proofs.filter { refused[$0.key] == nil }
+        counters.eventsRejectedScope += refused.values.reduce(0, +)
+        let feeds = refused.keys.sorted().map { "\($0.replicaID)/\($0.scope)=\(refused[$0]!)" }.joined(separator: ",")
+        emit(
+            LogRecord(
+                .warning, "refused events outside their origin's write scopes",
+                [("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"), ("feeds", feeds)]))
+        return kept
     }
 
     /// Counts and logs the runs an ingest refused for failing verification.

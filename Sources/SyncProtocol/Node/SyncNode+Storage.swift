@@ -86,7 +86,7 @@ extension SyncNode {
                 var refused: [SyncSession.Directive] = []
                 for directive in sessions[id]!.receive(message) {
                     switch directive {
-                    case .ingest(let batch): run.append(withoutRevoked(batch, on: id))
+                    case .ingest(let batch): run.append(withoutUnwritable(withoutRevoked(batch, on: id), on: id))
                     case .refusedWrites(let events): noteRefusedWrites(events, on: id)
                     default: refused.append(directive)
                     }

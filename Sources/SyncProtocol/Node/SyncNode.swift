@@ -40,6 +40,8 @@ public struct SyncNode: Sendable {
         public var revocations: [Revocation] = []
         /// The fork proofs of the feeds the log has quarantined.
         public var forkProofs: [ForkProof] = []
+        /// The certificates the log keeps (learned from peers before).
+        public var certificates: [Certificate] = []
 
         public init(hello: Hello) {
             self.hello = hello
@@ -68,6 +70,8 @@ public struct SyncNode: Sendable {
         case revoked([Revocation])
         /// Fork proofs a peer sent, checked with `keys`: quarantine their feeds in the log.
         case quarantine([ForkProof], keys: FeedKeys)
+        /// Certificates learned from peers: keep them in the log.
+        case keepCertificates([Certificate])
         /// Compare a peer's signed heads with the log's; quarantine the
         /// feeds they prove forked and answer with `forksFound`.
         case compareHeads([SignedHead], keys: FeedKeys)
@@ -136,6 +140,7 @@ public struct SyncNode: Sendable {
         self.ownCertificate = Self.ownCertificate(configuration)
         for revocation in configuration.revocations { _ = keep(revocation) }
         if let ownCertificate { _ = keep(ownCertificate) }
+        for certificate in configuration.certificates { _ = keep(certificate) }
         for proof in configuration.forkProofs {
             forkProofs[proof.feed] = proof
             self.cursor[proof.feed] = 0
