@@ -4,17 +4,23 @@ import Replica
 /// The lab's own fold: the union of every node's exported events ingested
 /// into a fresh `EventLog` in a temporary directory, its items read back.
 public enum ReferenceFold {
-    /// The events of `exports` (NDJSON, one export per node), each once, by event id.
+    /// The events of `exports` (NDJSON, one export per node), each once, by
+    /// event id; the exports' certificate and signed-head lines are skipped.
     public static func union(_ exports: [String]) throws -> [Event] {
         var seen: Set<UUID> = []
         var events: [Event] = []
         for export in exports {
-            for line in export.split(separator: "\n") where !line.isEmpty {
+            for line in export.split(separator: "\n") where !line.isEmpty && !isProofLine(line) {
                 let event = try EventJSON.event(fromLine: String(line))
                 if seen.insert(event.eventID).inserted { events.append(event) }
             }
         }
         return events
+    }
+
+    private static func isProofLine(_ line: Substring) -> Bool {
+        var bytes = Array(line.utf8)
+        return bytes.withUnsafeMutableBufferPointer { ExportProof.isProofLine(UnsafeBufferPointer($0)) }
     }
 
     /// The items (deleted ones included) by id that folding `events` gives.

@@ -117,22 +117,34 @@ struct SyncCatchUpBenchmark {
         progress("catch-up: building A with \(Report.grouped(Double(events))) events (4 origin feeds) ...")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try key.write(toFile: (directory as NSString).appendingPathComponent("cluster.key"))
-        let log = try EventLog.create(
-            at: (directory as NSString).appendingPathComponent("replica.db"), replicaID: "bench-source")
+        let log = try SyncCatchUpBenchmark.signingSourceLog(in: directory)
         let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: events, into: log)
         result.payloadBytes = filled.payloadBytes
         result.buildSeconds = filled.seconds
         result.feeds = filled.feeds
     }
 
-    /// Ingests `events` events of 4 origin feeds (`RemoteEventSource`) into
-    /// `log` in batches of 10,000, then writes the pending projection rows.
+    /// A's log, `bench-source`, whose feeds it signs with the identity key
+    /// in `directory` (the key `peerd run` then shows): its peers verify
+    /// every event, as they would a daemon's own.
+    static func signingSourceLog(in directory: String) throws -> EventLog {
+        let key = try SigningKey.readOrCreate(atPath: (directory as NSString).appendingPathComponent("identity.key"))
+        var options = EventLog.Options()
+        options.feedSigner = FeedSigner(key)
+        return try EventLog.create(
+            at: (directory as NSString).appendingPathComponent("replica.db"), replicaID: "bench-source",
+            options: options)
+    }
+
+    /// Ingests `events` events of 4 feeds of `log`'s own replica (scopes
+    /// `origin-1` ... `origin-4`, `RemoteEventSource`), which it signs as
+    /// their origin, in batches of 10,000, then writes the pending projection rows.
     static func ingestOriginFeeds(events: Int, into log: EventLog) throws
         -> (payloadBytes: Int, seconds: Double, feeds: Int)
     {
         var source = RemoteEventSource(
             workload: ItemWorkload(eventCount: events, maxItems: 20_000, distribution: .recentHot), origins: 4,
-            wallClockMs: SizeBenchmark.wallClockMs())
+            wallClockMs: SizeBenchmark.wallClockMs(), replicaID: log.replicaID)
         var watch = Stopwatch()
         var payloadBytes = 0
         while true {

@@ -150,7 +150,8 @@ struct ItemWorkload {
 /// origin's feed (next seq), times rise by 1 ms per event across all feeds,
 /// and batches keep that order, so every batch is gap-free per feed.
 struct RemoteEventSource {
-    /// The origin feeds, `origin-1/default` ... `origin-<n>/default`.
+    /// The origin feeds, `origin-1/default` ... `origin-<n>/default`; or,
+    /// for a replica that signs them as their origin, `<replica>/origin-1` ...
     let feeds: [FeedID]
 
     private var workload: ItemWorkload
@@ -160,9 +161,11 @@ struct RemoteEventSource {
     private let baseTimeMs: Int64
 
     /// Events in the past (ending a minute ago), so that no clock skew is reported.
-    init(workload: ItemWorkload, origins: Int, wallClockMs: Int64) {
+    init(workload: ItemWorkload, origins: Int, wallClockMs: Int64, replicaID: String? = nil) {
         self.workload = workload
-        self.feeds = (1...origins).map { FeedID(replicaID: "origin-\($0)") }
+        self.feeds = (1...origins).map { index in
+            replicaID.map { FeedID(replicaID: $0, scope: "origin-\(index)") } ?? FeedID(replicaID: "origin-\(index)")
+        }
         self.random = SplitMix64(seed: ItemWorkload.seed ^ 0xFEED)
         self.heads = Array(repeating: 0, count: origins)
         self.baseTimeMs = wallClockMs - Int64(workload.eventCount) - 60_000

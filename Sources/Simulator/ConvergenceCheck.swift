@@ -149,6 +149,9 @@ struct ConvergenceCheck {
         for report in simulation.logs.forkReports.prefix(5) {
             failures.append("fork logged where none was made: \(report)")
         }
+        for report in simulation.logs.verificationReports.prefix(5) {
+            failures.append("verification failed where nothing was altered: \(report)")
+        }
         return Outcome(
             failures: failures, droppedEvents: droppedEvents ?? 0, requests: requestFigures ?? RequestFigures())
     }

@@ -80,6 +80,10 @@ final class SimulatedReplica {
             : try EventLog.create(at: path, replicaID: replicaID, options: options)
         incarnation += 1
         self.log = log
+        // What the file keeps of earlier runs, as `GossipService` starts its node with.
+        var configuration = configuration
+        configuration.certificates = try log.certificates().compactMap { try? Certificate(bytes: $0) }
+        configuration.forkProofs = try log.forkProofs()
         node = SyncNode(configuration: configuration, cursor: try log.cursor(), logger: logger)
     }
 
@@ -106,6 +110,8 @@ final class SimulatedReplica {
 /// runs on one thread, and every call comes from it.
 final class LogCollector: @unchecked Sendable {
     private(set) var forkReports: [String] = []
+    /// Events refused for their signature, and feeds proven forked: none in an honest run.
+    private(set) var verificationReports: [String] = []
     private(set) var warnings = 0
     private(set) var clockFarAheadReports = 0
     private(set) var errors = 0
@@ -130,6 +136,9 @@ final class LogCollector: @unchecked Sendable {
 
     private func collect(_ record: LogRecord, from replicaID: String) {
         if record.message == "fork quarantined" { forkReports.append("\(replicaID): \(record.line)") }
+        if record.message == "refused unverifiable events" || record.message == "fork: feed quarantined" {
+            verificationReports.append("\(replicaID): \(record.line)")
+        }
         if record.message == "clock far ahead" { clockFarAheadReports += 1 }
         if record.level == .warning { warnings += 1 }
         if record.level == .error { errors += 1 }

@@ -86,7 +86,8 @@ struct CLITests {
         try "stale\n".write(toFile: file, atomically: true, encoding: .utf8)
         try ok(["export", file], "a")
         let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 1 && lines[0].contains("\"Bolts\""))
+        // The event, then the certificate and the signed head (docs/events.md "Signed exports").
+        #expect(lines.count == 3 && lines[0].contains("\"Bolts\"") && lines[2].hasPrefix(#"{"signed_head""#))
         #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
     }
 
@@ -150,7 +151,10 @@ struct CLITests {
         #expect(try hash("a") == hash("b"))
         #expect(try ok(["items", "--json"], "a") == "[]")
         #expect(try ok(["items", "--json"], "b") == "[]")
-        #expect(try ok(["export"], "a").split(separator: "\n").count == 3)
+        // Three events, then a's and b's certificates and the two feeds' signed heads (docs/events.md).
+        let exported = try ok(["export"], "a").split(separator: "\n")
+        #expect(exported.filter { $0.hasPrefix(#"{"replica_event_id""#) }.count == 3)
+        #expect(exported.filter { $0.hasPrefix(#"{"signed_head""#) }.count == 2, "\(exported)")
     }
 
     @Test("a bad NDJSON line is reported with its number and nothing is imported")
@@ -170,10 +174,13 @@ struct CLITests {
         #expect(try ok(["events", "--json"], "b").isEmpty)
     }
 
-    /// `count` item events of two feeds as export lines, each item created then renamed.
-    private func exportLines(_ count: Int) -> [String] {
+    /// `count` item events of two feeds of `replicaID` (two scopes) as export
+    /// lines, each item created then renamed. The importing replica's own
+    /// events: it signs them as it stores them (another replica's come with
+    /// their signed heads, docs/events.md "Signed exports").
+    private func exportLines(_ count: Int, of replicaID: String) -> [String] {
         (1...count).map { index in
-            let feed = FeedID(replicaID: index % 2 == 0 ? "r-even" : "r-odd")
+            let feed = FeedID(replicaID: replicaID, scope: index % 2 == 0 ? "even" : "odd")
             let seq = UInt64((index + 1) / 2)
             let item = (index - 1) / 4
             let payload =
@@ -182,7 +189,7 @@ struct CLITests {
                 : #"{"name":"Nut \#(item)","type":"Renamed"}"#
             let event = Event(
                 eventID: UUID(), feed: feed, seq: seq, timeMs: 1_700_000_000_000 + Int64(index), entityType: "item",
-                entityID: "i\(feed.replicaID)-\(item)", payload: payload)
+                entityID: "i\(feed.scope)-\(item)", payload: payload)
             return EventJSON.line(for: event, offset: Int64(index), arrivalTimeMs: 1_700_000_000_000)
         }
     }
@@ -190,7 +197,7 @@ struct CLITests {
     @Test("an import of several batches stores every event once, with CRLF and blank lines, and again stores none")
     func importManyBatches() throws {
         try ok(["init"], "b")
-        let lines = exportLines(25_001)
+        let lines = exportLines(25_001, of: try ReplicaStatus.of(temp.url("b")).replica_id)
         let file = temp.url("many.ndjson")
         try (lines.joined(separator: "\r\n") + "\r\n\n  \n").write(to: file, atomically: true, encoding: .utf8)
         #expect(
@@ -205,7 +212,7 @@ struct CLITests {
     @Test("a bad line after the first batches still stops the import before anything is stored")
     func importBadLineLate() throws {
         try ok(["init"], "b")
-        var lines = exportLines(25_000)
+        var lines = exportLines(25_000, of: try ReplicaStatus.of(temp.url("b")).replica_id)
         lines.insert(lines[24_000].replacingOccurrences(of: #""replica_write_offset":"#, with: #""seq":"#), at: 24_000)
         let file = temp.url("late.ndjson")
         try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
@@ -227,8 +234,9 @@ struct CLITests {
     @Test("an unknown event type in an import is stored, replicated and counted as poison")
     func importUnknownEventType() throws {
         try ok(["init"], "a")
+        let origin = try ReplicaStatus.of(temp.url("a")).replica_id
         let line =
-            #"{"replica_event_id":"6f1c9b8e-2d3a-4c5b-9e7f-0a1b2c3d4e5f","replica_id":"r9","scope":"default","#
+            #"{"replica_event_id":"6f1c9b8e-2d3a-4c5b-9e7f-0a1b2c3d4e5f","replica_id":"\#(origin)","scope":"default","#
             + #""replica_write_offset":1,"replica_time_ms":5,"entity_type":"item","entity_id":"i1","#
             + #""payload":{"type":"Teleported"},"server_offset":null,"server_time_ms":null}"#
         let file = temp.url("poison.ndjson")

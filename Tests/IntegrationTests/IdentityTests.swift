@@ -299,9 +299,11 @@ struct IdentityTests {
 
     @Test("a replica restored from an old copy that writes again is proven forked: both quarantine its feed")
     func aRestoredReplicaThatWritesAgainIsAFork() throws {
-        try temp.cluster("a", ["b"])
+        try temp.cluster("a", ["b", "c"])
         var b = try Daemon.start(data: temp.url("b"))
         let a = try Daemon.start(data: temp.url("a"), peers: [b.address])
+        // c meets only a: it never sees b's second history, only the proof.
+        let c = try Daemon.start(data: temp.url("c"), peers: [a.address])
         try b.createItem("first")
         _ = try Convergence.wait([temp.url("a"), temp.url("b")])
         // The backup: b's directory as it is now (stopped, so the copy is whole).
@@ -337,6 +339,12 @@ struct IdentityTests {
         }
         let seen = "a: \(try forked(a)), b: \(try forked(b))"
         #expect(proven, "\(seen)")
+        let spread = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
+            try forked(c) == ["\(bID)/default at 2"]
+        }
+        let atC = try forked(c)
+        #expect(spread, "c: \(atC)")
+        #expect(c.waitForLog("fork: feed quarantined", "feed=\(bID)/default"))
         #expect(a.waitForLog("fork: feed quarantined", "feed=\(bID)/default"))
         #expect(try a.metric("peersync_forked_feeds") == 1)
         #expect(try row(of: bID, in: a)?["in_sync"] as? Bool == false)

@@ -45,9 +45,10 @@ import Testing
     }
 
     /// A node of a certified cluster with one admitted peer, alice-tablet, on connection 1.
-    static func node(revoking revoked: [String] = []) -> SyncNode {
+    static func node(revoking revoked: [String] = [], certificates: [Certificate] = []) -> SyncNode {
         var configuration = SyncNode.Configuration(hello: Hello(replicaID: "me", listenPort: 1))
         configuration.session.trust = IdentityTests.trust()
+        configuration.certificates = certificates
         configuration.revocations = revoked.map {
             Revocation.issue(by: IdentityTests.admin, replicaID: $0, revokedMs: Self.revokedMs)
         }

@@ -159,6 +159,18 @@ import Testing
         #expect(try decoder.decode(encoder.encode(.forkProofs([proof]))) == .forkProofs([proof]))
     }
 
+    @Test func aRevocationCutsAVerifiedRunAtItsTime() throws {
+        let alice = try log("alice", replicaID: "alice", signer: Self.alice)
+        try write(alice, 5)
+        let page = try page(of: alice, 1...5)
+        var keys = Self.keys
+        keys.validBeforeMs["alice"] = page.events[2].timeMs  // revoked as it wrote seq 3
+        let bob = try log("bob", replicaID: "bob")
+        let report = try bob.ingest(page.events, proofs: page.proofs, keys: keys)
+        #expect(report.stored.map(\.event.seq) == [1, 2] && report.refusedRevoked == 3)
+        #expect(try bob.signedHeads().map(\.seq) == [2])
+    }
+
     @Test func twoHeadsAtOneSeqWithOtherLinksAreAProof() throws {
         let feed = FeedID(replicaID: "alice")
         func head(_ link: UInt8) -> SignedHead {
@@ -172,6 +184,20 @@ import Testing
         #expect(
             !ForkProof(held: head(1), other: head(1), otherBaseLink: head(1).link, otherEvents: []).proves(
                 keys: [Self.alice.publicKey]))
+    }
+
+    @Test func forwardedEventsOutsideTheirOriginsWriteScopesAreLeftOut() throws {
+        let carolKey = try SigningKey(seed: [UInt8](repeating: 9, count: 32))
+        let carol = Certificate.issue(
+            by: IdentityTests.admin, for: carolKey.publicKey, replicaID: "carol", read: ["team"], write: ["team"],
+            issuedMs: IdentityTests.issuedMs, expiresMs: nil)
+        var node = RevocationTests.node(certificates: [carol])
+        let team = SessionFixtures.events(FeedID(replicaID: "carol", scope: "team"), 1...2)
+        let bobs = SessionFixtures.events(FeedID(replicaID: "carol", scope: "bob"), 1...3)
+        // alice-tablet forwards carol's events; carol may write team only.
+        let effects = node.received(.events(EventBatch(batchID: 1, events: team + bobs)), on: 1, now: 0)
+        #expect(effects.contains(.store(1, [EventBatch(batchID: 1, events: team)], keys: nil)), "\(effects)")
+        #expect(node.metrics().eventsRejectedScope == 3)
     }
 
     @Test func theEventsMessageCarriesTheProofs() throws {

@@ -85,10 +85,18 @@ public final class GossipService: Service, @unchecked Sendable {
     /// One receive buffer for every connection: reads happen one at a time.
     let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
+    /// The node starts with what the log keeps of earlier runs: the
+    /// certificates it learned and the fork proofs it holds (besides those
+    /// `configuration.node` names).
     public init(
         storage: StorageExecutor, clusterKey: ClusterKey, configuration: Configuration,
         logger: @escaping @Sendable (LogRecord) -> Void
     ) throws {
+        var configuration = configuration
+        let (certificates, forkProofs) = try storage.read { log in (try log.certificates(), try log.forkProofs()) }
+        // A certificate that no longer reads (a format this build does not know) is left out.
+        configuration.node.certificates += certificates.compactMap { try? Certificate(bytes: $0) }
+        configuration.node.forkProofs += forkProofs
         self.storage = storage
         self.clusterKey = clusterKey
         self.configuration = configuration

@@ -137,7 +137,7 @@ struct ImportBenchmark {
     private func ingestSeconds(_ workload: ImportWorkload, workspace: Workspace) throws -> (Double, cpu: Double) {
         let path = workspace.freshDatabase("import-ingest.db")
         defer { workspace.remove(path) }
-        let log = try EventLog.create(at: path, replicaID: "bench-import")
+        let log = try EventLog.create(at: path, replicaID: ImportWorkload.replicaID)
         var watch = Stopwatch()
         try workload.forEachBatch(batch) { events in
             let report = try watch.measure { try log.ingest(events) }
@@ -154,7 +154,11 @@ struct ImportBenchmark {
         try? FileManager.default.removeItem(atPath: data)
         defer { try? FileManager.default.removeItem(atPath: data) }
         let log = (workspace.path as NSString).appendingPathComponent("import.log")
-        try SyncDaemon.runToCompletion(peerd: peerd, arguments: ["init", "--data", data], logPath: log)
+        // The importing replica is the events' origin (it signs them as it imports them): made here
+        // with the workload's replica id, as `peerd init` would make it with a new one.
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        _ = try EventLog.create(
+            at: (data as NSString).appendingPathComponent("replica.db"), replicaID: ImportWorkload.replicaID)
         let start = ContinuousClock.now
         let daemon = try SyncDaemon(
             name: "peerd import", peerd: peerd, arguments: ["import", file, "--data", data], logPath: log)
@@ -184,6 +188,8 @@ struct ImportRun {
 /// `peerd-bench sync` (recent items hot, 20,000 items, 4 origin feeds
 /// interleaved), regenerated from the same seed for every row.
 struct ImportWorkload {
+    /// The replica whose feeds the events are, and which imports them.
+    static let replicaID = "bench-import"
     let events: Int
     let wallClockMs: Int64
 
@@ -191,7 +197,7 @@ struct ImportWorkload {
     func forEachBatch(_ size: Int, _ body: ([Event]) throws -> Void) throws {
         var source = RemoteEventSource(
             workload: ItemWorkload(eventCount: events, maxItems: 20_000, distribution: .recentHot), origins: 4,
-            wallClockMs: wallClockMs)
+            wallClockMs: wallClockMs, replicaID: Self.replicaID)
         while true {
             let batch = source.nextBatch(size)
             if batch.isEmpty { break }

@@ -48,7 +48,8 @@ struct ArrivalPhase {
     mutating func run() async throws -> Results {
         let (node, _) = try await lab.initNode("base", on: 1)
         code = try await lab.ok(["cluster-code"], node)
-        try await lab.ok(["import", try LabWorkload.export(events, to: lab.path("bulk.ndjson"))], node)
+        try await lab.ok(
+            ["import", try LabWorkload.export(events, of: node.replicaID, to: lab.path("bulk.ndjson"))], node)
         let d1 = try await lab.start(node)
         base = d1
         try await lab.wait("base publishing") { d1.log.count("component=mdns", "published") > 0 }

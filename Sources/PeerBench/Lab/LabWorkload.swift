@@ -4,8 +4,7 @@ import Foundation
 /// (docs/events.md) for `peerd import`.
 enum LabWorkload {
     /// Writes `count` Created events of one new feed to `path`; returns `path`.
-    static func export(_ count: Int, to path: String) throws -> String {
-        let replicaID = "bulk-\(UUID().uuidString.lowercased())"
+    static func export(_ count: Int, of replicaID: String, to path: String) throws -> String {
         var text = ""
         for seq in 1...count {
             text +=

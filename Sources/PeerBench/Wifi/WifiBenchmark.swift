@@ -82,8 +82,7 @@ struct WifiBenchmark {
         progress("wifi: building A with \(Report.grouped(Double(options.events))) events (4 origin feeds) ...")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try key.write(toFile: directory.appendingPathComponent("cluster.key").path)
-        let log = try EventLog.create(
-            at: directory.appendingPathComponent("replica.db").path, replicaID: "bench-source")
+        let log = try SyncCatchUpBenchmark.signingSourceLog(in: directory.path)
         let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: options.events, into: log)
         results.payloadBytes = filled.payloadBytes
         results.buildSeconds = filled.seconds

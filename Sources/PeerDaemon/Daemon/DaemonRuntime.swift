@@ -64,11 +64,6 @@ enum DaemonRuntime {
             wallClockMs: { UInt64(max(0, Int64(TrustPolicy.systemClockMs()) + offset)) })
         configuration.node.session.trust = trust
         configuration.node.revocations = try directory.revocations()
-        configuration.node.forkProofs = try storage.read { try $0.forkProofs() }
-        // A certificate that no longer reads (a format this build does not know) is left out.
-        configuration.node.certificates = try storage.read { try $0.certificates() }.compactMap {
-            try? Certificate(bytes: $0)
-        }
         configuration.storeRevocations = { revocations in
             do {
                 try directory.store(revocations)

@@ -42,6 +42,9 @@ public struct FeedProof: Hashable, Sendable {
 /// id (a thin-client feed's origin is the node that files it).
 public struct FeedKeys: Hashable, Sendable {
     public var keys: [String: [[UInt8]]]
+    /// Per origin replica id: only its events with `time_ms` below this are
+    /// stored (the admin revoked it then); a verified run is cut there.
+    public var validBeforeMs: [String: Int64] = [:]
 
     public init(_ keys: [String: [[UInt8]]] = [:]) {
         self.keys = keys

@@ -33,7 +33,8 @@ extension EventLog {
                 let run = FeedRun(feed: feed, positions: positions, wallMs: wallMs, arrivalMs: arrivalMs)
                 if let proofs {
                     try ingestSigned(
-                        run, of: batch, proof: proofs[feed], keys: keys.keys(for: feed), clock: &clock,
+                        run, of: batch, proof: proofs[feed], keys: keys.keys(for: feed),
+                        validBeforeMs: keys.validBeforeMs[feed.origin], clock: &clock,
                         inserted: &inserted, report: &report, in: tail)
                 } else {
                     try ingestFeed(run, of: batch, clock: &clock, inserted: &inserted, report: &report, in: tail)

@@ -2,9 +2,11 @@ import Foundation
 
 extension EventLog {
     /// Verifies one feed's run against its proof, then stores what is new
-    /// of it, or quarantines the feed when the run proves a fork.
+    /// of it (what was written before `validBeforeMs`, when given), or
+    /// quarantines the feed when the run proves a fork.
     func ingestSigned(
-        _ run: FeedRun, of batch: [Event], proof: FeedProof?, keys: [[UInt8]], clock: inout HybridClock,
+        _ run: FeedRun, of batch: [Event], proof: FeedProof?, keys: [[UInt8]], validBeforeMs: Int64?,
+        clock: inout HybridClock,
         inserted: inout [InsertedEvent], report: inout IngestReport, in tail: SyncedTail
     ) throws {
         let feed = run.feed
@@ -38,9 +40,12 @@ extension EventLog {
         let head = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
         var link = proof.baseLink
         var theirLinkAtHead: [UInt8]? = head == first - 1 ? link : nil
+        // Where a revocation cuts the run: the last event kept and the link there.
+        var cut: (seq: UInt64, link: [UInt8])? = validBeforeMs.map { _ in (first - 1, link) }
         for event in events {
             link = FeedChain.link(after: link, event)
             if event.seq == head { theirLinkAtHead = link }
+            if let validBeforeMs, event.timeMs < validBeforeMs, cut?.seq == event.seq - 1 { cut = (event.seq, link) }
         }
         guard link == proof.head.link, proof.head.isSigned(byOneOf: keys) else {
             return refuse("the origin's signature does not cover them (altered, or not signed by \(feed.origin))")
@@ -75,8 +80,15 @@ extension EventLog {
                 FeedGap(feed: feed, expectedSeq: head + 1, offeredSeq: first, rejectedCount: events.count))
             return
         }
-        let new = events.drop { $0.seq <= head }
+        var new = events.drop { $0.seq <= head }
         report.duplicates += events.count - new.count
+        var end = (seq: proof.head.seq, link: proof.head.link, signed: true)
+        if let cut, cut.seq < proof.head.seq {
+            let kept = new.prefix { $0.seq <= cut.seq }
+            report.refusedRevoked += new.count - kept.count
+            new = kept
+            end = (cut.seq, cut.link, false)
+        }
         guard !new.isEmpty else { return }
         let row = try feedRow ?? feedRowID(feed, create: true)!
         var block: BlockBuilder? =
@@ -91,7 +103,7 @@ extension EventLog {
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: run.wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
         }
-        try finish(row, proof.head.seq, head, link: proof.head.link, block: &block)
-        try storeSignature(proof.head, feedRow: row)
+        try finish(row, end.seq, head, link: end.link, block: &block)
+        if end.signed { try storeSignature(proof.head, feedRow: row) }
     }
 }

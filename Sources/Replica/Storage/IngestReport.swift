@@ -21,6 +21,9 @@ public struct IngestReport: Sendable {
     public var forkProofs: [ForkProof] = []
     /// Offered events of feeds quarantined before this ingest, per feed; not stored.
     public var refusedForked: [FeedID: Int] = [:]
+    /// Verified events written at or after their origin's revocation
+    /// (`FeedKeys.validBeforeMs`); not stored.
+    public var refusedRevoked = 0
 
     public init() {}
 

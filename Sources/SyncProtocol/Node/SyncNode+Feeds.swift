@@ -8,8 +8,14 @@ extension SyncNode {
     /// it does when it has an identity key (every `peerd`).
     public var verifiesFeeds: Bool { configuration.identity != nil }
 
-    /// The keys every received event is verified with; `nil` when this node does not verify.
-    var verificationKeys: FeedKeys? { verifiesFeeds ? feedKeys : nil }
+    /// The keys every received event is verified with, each revoked
+    /// origin's valid for what it wrote before; `nil` when this node does not verify.
+    var verificationKeys: FeedKeys? {
+        guard verifiesFeeds else { return nil }
+        var keys = feedKeys
+        for (origin, revocation) in revoked { keys.validBeforeMs[origin] = Int64(clamping: revocation.revokedMs) }
+        return keys
+    }
 
     /// The certificates this node knows, its own first, then by replica id.
     public var knownCertificates: [Certificate] {
@@ -138,5 +144,6 @@ extension SyncNode {
             emit(LogRecord(.warning, "refused unverifiable events", [("peer", peer), ("detail", run.description)]))
         }
         counters.eventsRejectedForked += report.refusedForked.values.reduce(0, +)
+        counters.eventsRejectedRevoked += report.refusedRevoked
     }
 }

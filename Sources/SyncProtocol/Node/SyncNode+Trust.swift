@@ -86,8 +86,11 @@ extension SyncNode {
     /// after the revocation's time (`time_ms`), which are counted and
     /// logged. Every replica applies the same rule, so they all keep the
     /// same events of a revoked feed: those written before it was revoked.
+    ///
+    /// A node that verifies leaves the cut to the ingest
+    /// (`FeedKeys.validBeforeMs`): a signed run must be verified whole first.
     mutating func withoutRevoked(_ batch: EventBatch, on id: ConnectionID) -> EventBatch {
-        guard !revoked.isEmpty else { return batch }
+        guard !revoked.isEmpty, !verifiesFeeds else { return batch }
         var kept = batch
         kept.events = batch.events.filter { event in
             guard let revocation = revoked[event.feed.origin] else { return true }
