@@ -59,18 +59,25 @@ import Testing
 
     @Test func anOriginsPageIsStoredWithItsSignedHeadAndServedOnFromAnyCut() throws {
         let alice = try log("alice", replicaID: "alice", signer: Self.alice)
-        try write(alice, 10)
-        let page = try page(of: alice, 1...10)
+        try write(alice, 300)
+        // Alice holds her head (300) and every 256th seq signed: a page cut at 3 reads on to 256.
+        let first = try page(of: alice, 1...3)
+        #expect(first.events.map(\.seq) == Array(1...256) && first.proofs.first?.value.head.seq == 256)
         let bob = try log("bob", replicaID: "bob")
-        let report = try bob.ingest(page.events, proofs: page.proofs, keys: Self.keys)
-        #expect(report.stored.count == 10 && report.isComplete)
+        #expect(try bob.ingest(first.events, proofs: first.proofs, keys: Self.keys).stored.count == 256)
+        let rest = try page(of: alice, 257...300)
+        let report = try bob.ingest(rest.events, proofs: rest.proofs, keys: Self.keys)
+        #expect(report.stored.count == 44 && report.isComplete)
         #expect(try bob.signedHeads() == (try alice.signedHeads()))
-        // Bob holds one signed head, at 10: a page from 4 reads on to it, with the link at 3 computed.
-        let served = try self.page(of: bob, 4...6)
-        #expect(served.events.map(\.seq) == Array(4...10))
+        // Bob holds signed heads at 256 and 300: a page from 260 reads on to 300, with the link at 259 computed.
+        let served = try self.page(of: bob, 260...262)
+        #expect(served.events.map(\.seq) == Array(260...300))
         let carol = try log("carol", replicaID: "carol")
-        try carol.ingest(Array(page.events.prefix(3)), proofs: try self.page(of: alice, 1...3).proofs, keys: Self.keys)
-        #expect(try carol.ingest(served.events, proofs: served.proofs, keys: Self.keys).stored.count == 7)
+        let start = try self.page(of: bob, 1...259)
+        #expect(start.events.map(\.seq) == Array(1...256))  // cut back to bob's point at 256
+        try carol.ingest(start.events, proofs: start.proofs, keys: Self.keys)
+        let tail = try self.page(of: bob, 257...300)
+        #expect(try carol.ingest(tail.events, proofs: tail.proofs, keys: Self.keys).stored.count == 44)
         #expect(try carol.cursor() == (try alice.cursor()))
     }
 

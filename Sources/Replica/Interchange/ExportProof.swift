@@ -71,10 +71,14 @@ extension EventLog {
         try write {
             var adopted = 0
             for head in heads where head.signature != nil {
-                guard let row = try feedRowID(head.feed, create: false), head.seq <= (try headSeq(feedRow: row)),
-                    try link(of: head.feed, feedRow: row, at: head.seq) == head.link
+                guard let row = try feedRowID(head.feed, create: false), case let held = try headSeq(feedRow: row),
+                    head.seq <= held, try link(of: head.feed, feedRow: row, at: head.seq) == head.link
                 else { continue }
-                try storeSignature(head, feedRow: row)
+                if head.seq == held {
+                    try setHead(held, link: head.link, feedRow: row, signed: head)
+                } else {
+                    try keepSignedPoint(head, feedRow: row)
+                }
                 adopted += 1
             }
             return adopted

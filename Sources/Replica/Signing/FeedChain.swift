@@ -25,30 +25,41 @@ public enum FeedChain {
 
     private static let sodiumIsReady: Bool = sodium_init() >= 0
 
-    /// The link of `event` following the link `previous`.
+    /// The link of `event` following the link `previous`. Hashes the
+    /// encoding field by field from the event's own storage, with the
+    /// hash state on the stack: no allocation per event.
     public static func link(after previous: [UInt8], _ event: Event) -> [UInt8] {
         precondition(sodiumIsReady, "libsodium failed to initialise (sodium_init)")
-        // The state is 64-byte aligned, which Swift cannot declare: it lives in raw memory.
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
-        defer { memory.deallocate() }
-        let state = OpaquePointer(memory)
-        crypto_generichash_init(state, nil, 0, linkSize)
-        func update(_ buffer: UnsafeRawBufferPointer) {
-            guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
-            crypto_generichash_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(buffer.count))
+        // The state is 64-byte aligned, which Swift cannot declare: it lives in raw stack memory.
+        return withUnsafeTemporaryAllocation(byteCount: crypto_generichash_statebytes(), alignment: 64) { memory in
+            let state = OpaquePointer(memory.baseAddress!)
+            crypto_generichash_init(state, nil, 0, linkSize)
+            func update(_ buffer: UnsafeRawBufferPointer) {
+                guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+                crypto_generichash_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(buffer.count))
+            }
+            func update<Value: FixedWidthInteger>(bigEndian value: Value) {
+                withUnsafeBytes(of: value.bigEndian) { update($0) }
+            }
+            func update(text: String) {
+                var text = text
+                update(bigEndian: UInt32(text.utf8.count))
+                text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+            }
+            linkContext.withUnsafeBytes { update($0) }
+            previous.withUnsafeBytes { update($0) }
+            withUnsafeBytes(of: event.eventID.uuid) { update($0) }
+            update(text: event.feed.replicaID)
+            update(text: event.feed.scope)
+            update(bigEndian: event.seq)
+            update(bigEndian: UInt64(bitPattern: event.timeMs))
+            update(text: event.entityType)
+            update(text: event.entityID)
+            update(text: event.payload)
+            var link = [UInt8](repeating: 0, count: linkSize)
+            link.withUnsafeMutableBufferPointer { _ = crypto_generichash_final(state, $0.baseAddress!, linkSize) }
+            return link
         }
-        linkContext.withUnsafeBytes(update)
-        previous.withUnsafeBytes(update)
-        encodingFields(of: event).withUnsafeBytes(update)
-        for text in [event.entityType, event.entityID, event.payload] {
-            var length = UInt32(text.utf8.count).bigEndian
-            withUnsafeBytes(of: &length, update)
-            var text = text
-            text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
-        }
-        var link = [UInt8](repeating: 0, count: linkSize)
-        link.withUnsafeMutableBufferPointer { _ = crypto_generichash_final(state, $0.baseAddress!, linkSize) }
-        return link
     }
 
     /// The link after `events`, which follow the link `base` in seq order.
@@ -61,19 +72,12 @@ public enum FeedChain {
     /// big-endian), entity type, entity id, payload; each text as a u32
     /// big-endian byte count and its UTF-8 bytes.
     public static func encoding(of event: Event) -> [UInt8] {
-        var bytes = encodingFields(of: event)
-        for text in [event.entityType, event.entityID, event.payload] { append(text, to: &bytes) }
-        return bytes
-    }
-
-    /// The encoding up to the entity type.
-    private static func encodingFields(of event: Event) -> [UInt8] {
         var bytes = event.eventID.orderedBytes
-        bytes.reserveCapacity(64 + event.feed.replicaID.utf8.count + event.feed.scope.utf8.count)
         append(event.feed.replicaID, to: &bytes)
         append(event.feed.scope, to: &bytes)
         append(bigEndian: event.seq, to: &bytes)
         append(bigEndian: UInt64(bitPattern: event.timeMs), to: &bytes)
+        for text in [event.entityType, event.entityID, event.payload] { append(text, to: &bytes) }
         return bytes
     }
 

@@ -33,9 +33,8 @@ extension EventLog {
         try read {
             let statement = try db.statement(
                 """
-                SELECT f.id, f.replica_id, f.scope, f.head_seq, s.link, s.signature FROM feeds f
-                LEFT JOIN feed_signatures s ON s.feed = f.id AND s.seq = f.head_seq
-                WHERE f.head_seq > 0 AND f.id NOT IN (SELECT feed FROM forked_feeds)
+                SELECT id, replica_id, scope, head_seq, head_link, head_signature FROM feeds
+                WHERE head_seq > 0 AND id NOT IN (SELECT feed FROM forked_feeds)
                 """)
             var rows: [(row: Int64, feed: FeedID, seq: UInt64, link: [UInt8]?, signature: [UInt8]?)] = []
             while try statement.step() {
@@ -222,35 +221,52 @@ extension EventLog {
         return link
     }
 
-    /// Moves a feed's head, with the link there.
-    func setHead(_ seq: UInt64, link: [UInt8], feedRow: Int64) throws {
-        try db.statement("UPDATE feeds SET head_seq = ?, head_link = ? WHERE id = ?")
-            .run([.int(Int64(seq)), .blob(link), .int(feedRow)])
+    /// Moves a feed's head, with the link there and, when held, the
+    /// origin's signature of it: kept in the feed's row, which every write
+    /// of the feed updates anyway, so a signed head costs no page of its own.
+    func setHead(_ seq: UInt64, link: [UInt8], feedRow: Int64, signed: SignedHead? = nil) throws {
+        try db.statement("UPDATE feeds SET head_seq = ?, head_link = ?, head_signature = ? WHERE id = ?")
+            .run([.int(Int64(seq)), .blob(link), signed?.signature.map { .blob($0) } ?? .null, .int(feedRow)])
+        if let signed, signed.signature != nil { signedByLastWrite.append(signed) }
     }
 
-    /// Keeps a signed head (a point a page may end at).
-    func storeSignature(_ head: SignedHead, feedRow: Int64) throws {
+    /// Keeps a signed head below the feed's head: a point a page may end at.
+    func keepSignedPoint(_ head: SignedHead, feedRow: Int64) throws {
         guard let signature = head.signature else { return }
-        signedByLastWrite.append(head)
         try db.statement("INSERT OR REPLACE INTO feed_signatures (feed, seq, link, signature) VALUES (?, ?, ?, ?)")
             .run([.int(feedRow), .int(Int64(head.seq)), .blob(head.link), .blob(signature)])
     }
 
-    /// Signs and keeps the new head of a feed this replica writes, when it has a signer.
-    func signHead(_ feed: FeedID, seq: UInt64, link: [UInt8], feedRow: Int64) throws {
-        guard let signer = options.feedSigner else { return }
-        let message = FeedChain.headMessage(feed: feed, seq: seq, link: link)
-        try storeSignature(
-            SignedHead(feed: feed, seq: seq, link: link, signature: signer.sign(message)), feedRow: feedRow)
+    /// This replica's signature of a head of a feed it writes; nil without a signer.
+    func sign(_ feed: FeedID, seq: UInt64, link: [UInt8]) -> SignedHead? {
+        guard let signer = options.feedSigner else { return nil }
+        let signature = signer.sign(FeedChain.headMessage(feed: feed, seq: seq, link: link))
+        return SignedHead(feed: feed, seq: seq, link: link, signature: signature)
     }
 
+    /// The link and signature of a signed head held at `seq`: a signed
+    /// point, or the feed's head when its signature is held.
     func signature(feedRow: Int64, seq: UInt64) throws -> (link: [UInt8], signature: [UInt8])? {
         let statement = try db.statement("SELECT link, signature FROM feed_signatures WHERE feed = ? AND seq = ?")
         try statement.bind([.int(feedRow), .int(Int64(seq))])
-        return try statement.step() ? (statement.blob(0), statement.blob(1)) : nil
+        if try statement.step() { return (statement.blob(0), statement.blob(1)) }
+        guard let head = try signedHeadRow(feedRow: feedRow), head.seq == seq else { return nil }
+        return (head.link, head.signature)
+    }
+
+    /// The feed's head when its signature is held.
+    private func signedHeadRow(feedRow: Int64) throws -> (seq: UInt64, link: [UInt8], signature: [UInt8])? {
+        let statement = try db.statement(
+            """
+            SELECT head_seq, head_link, head_signature FROM feeds
+            WHERE id = ? AND head_signature IS NOT NULL AND length(head_link) = 32
+            """)
+        try statement.bind([.int(feedRow)])
+        return try statement.step() ? (UInt64(statement.int64(0)), statement.blob(1), statement.blob(2)) : nil
     }
 
     private func lastSignedSeq(feedRow: Int64, in seqs: ClosedRange<UInt64>) throws -> UInt64? {
+        if let head = try signedHeadRow(feedRow: feedRow), seqs.contains(head.seq) { return head.seq }
         let statement = try db.statement(
             "SELECT max(seq) FROM feed_signatures WHERE feed = ? AND seq BETWEEN ? AND ?")
         try statement.bind([.int(feedRow), .int(Int64(seqs.lowerBound)), .int(Int64(seqs.upperBound))])
@@ -260,7 +276,19 @@ extension EventLog {
     private func firstSignedSeq(feedRow: Int64, after seq: UInt64) throws -> UInt64? {
         let statement = try db.statement("SELECT min(seq) FROM feed_signatures WHERE feed = ? AND seq > ?")
         try statement.bind([.int(feedRow), .int(Int64(seq))])
-        return try statement.step() && !statement.isNull(0) ? UInt64(statement.int64(0)) : nil
+        if try statement.step(), !statement.isNull(0) { return UInt64(statement.int64(0)) }
+        guard let head = try signedHeadRow(feedRow: feedRow), head.seq > seq else { return nil }
+        return head.seq
+    }
+
+    /// After a receiver moved a feed's head from `old` to `new`: the new
+    /// head's signature is kept as a signed point too when the move crossed
+    /// a multiple of `signedPointInterval`, so a feed received a few events
+    /// at a time keeps a point every 256 seqs or so (and a catch-up one at
+    /// each batch end), not one per batch.
+    func keepCrossingPoint(_ head: SignedHead, from old: UInt64, feedRow: Int64) throws {
+        guard old / EventLog.signedPointInterval < head.seq / EventLog.signedPointInterval else { return }
+        try keepSignedPoint(head, feedRow: feedRow)
     }
 
     func isForked(feedRow: Int64) throws -> Bool {
@@ -317,15 +345,17 @@ extension EventLog {
 
     /// Signs the head of a feed being written when it is at a signed point.
     func signPointIfDue(_ head: FeedHead) throws {
-        guard head.seq % EventLog.signedPointInterval == 0 else { return }
-        try signHead(head.feed, seq: head.seq, link: head.link, feedRow: head.row)
+        guard head.seq % EventLog.signedPointInterval == 0,
+            let signed = sign(head.feed, seq: head.seq, link: head.link)
+        else { return }
+        try keepSignedPoint(signed, feedRow: head.row)
     }
 
     /// Stores the new heads of feeds this replica wrote, each signed.
     func finishOwn(_ heads: [FeedID: FeedHead]) throws {
         for head in heads.values {
-            try setHead(head.seq, link: head.link, feedRow: head.row)
-            try signHead(head.feed, seq: head.seq, link: head.link, feedRow: head.row)
+            try setHead(
+                head.seq, link: head.link, feedRow: head.row, signed: sign(head.feed, seq: head.seq, link: head.link))
         }
     }
 }

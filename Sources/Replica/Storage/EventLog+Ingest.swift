@@ -146,8 +146,10 @@ extension EventLog {
             feedRow = row
             if link == nil { link = try headLink(feed: feed, feedRow: row, head: head) }
             link = FeedChain.link(after: link!, event)
-            if event.seq % EventLog.signedPointInterval == 0, feed.origin == replicaID {
-                try signHead(feed, seq: event.seq, link: link!, feedRow: row)
+            if event.seq % EventLog.signedPointInterval == 0, feed.origin == replicaID,
+                let signed = sign(feed, seq: event.seq, link: link!)
+            {
+                try keepSignedPoint(signed, feedRow: row)
             }
             if inBlocks && block == nil { block = BlockBuilder(feedRow: row, arrivalMs: arrivalMs) }
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
@@ -162,17 +164,17 @@ extension EventLog {
         try finish(feedRow, head, startHead, link: link, block: &block, signing: feed)
     }
 
-    /// Writes the block still collecting, if any, and the feed's new head;
-    /// signs it when `signing` is a feed this replica writes (an import of
-    /// its own events: it is their origin).
+    /// Writes the block still collecting, if any, and the feed's new head
+    /// with its signature: `signed`, or this replica's own when `signing`
+    /// is a feed it writes (an import of its own events: it is their origin).
     func finish(
         _ feedRow: Int64?, _ head: UInt64, _ startHead: UInt64, link: [UInt8]?, block: inout BlockBuilder?,
-        signing feed: FeedID? = nil
+        signing feed: FeedID? = nil, signed: SignedHead? = nil
     ) throws {
         if block != nil { try writeBlock(&block!) }
         guard let feedRow, let link, head != startHead else { return }
-        try setHead(head, link: link, feedRow: feedRow)
-        if let feed, feed.origin == replicaID { try signHead(feed, seq: head, link: link, feedRow: feedRow) }
+        let own = feed.flatMap { $0.origin == replicaID ? sign($0, seq: head, link: link) : nil }
+        try setHead(head, link: link, feedRow: feedRow, signed: own ?? signed)
     }
 
     /// The event with its payload in canonical form, or why it cannot be stored.

@@ -103,7 +103,7 @@ extension EventLog {
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: run.wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
         }
-        try finish(row, end.seq, head, link: end.link, block: &block)
-        if end.signed { try storeSignature(proof.head, feedRow: row) }
+        try finish(row, end.seq, head, link: end.link, block: &block, signed: end.signed ? proof.head : nil)
+        if end.signed { try keepCrossingPoint(proof.head, from: head, feedRow: row) }
     }
 }

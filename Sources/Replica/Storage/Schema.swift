@@ -166,13 +166,14 @@ enum Schema {
 
     /// Version 6: signed feeds (docs/protocol.md "Signed feeds"). `head_link`
     /// is the chain link at `head_seq` (NULL until computed for a feed
-    /// stored before this version); `feed_signatures` holds the origin's
-    /// signed heads this replica received or made, the points a page it
-    /// serves may end at; `forked_feeds` the feeds whose origin signed two
+    /// stored before this version), `head_signature` the origin's
+    /// signature of that head when held; `feed_signatures` holds signed
+    /// heads below the head, the other points a page it serves may end at; `forked_feeds` the feeds whose origin signed two
     /// histories, with the proof; `certificates` the certificates (their
     /// bytes, docs/identity.md) of the replicas whose keys it verifies with.
     private static let version6 = """
         ALTER TABLE feeds ADD COLUMN head_link BLOB;
+        ALTER TABLE feeds ADD COLUMN head_signature BLOB;
 
         CREATE TABLE feed_signatures (
             feed      INTEGER NOT NULL REFERENCES feeds (id),
