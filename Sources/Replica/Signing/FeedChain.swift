@@ -38,12 +38,11 @@ public enum FeedChain {
                 guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
                 crypto_generichash_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(buffer.count))
             }
-            func update<Value: FixedWidthInteger>(bigEndian value: Value) {
-                withUnsafeBytes(of: value.bigEndian) { update($0) }
-            }
+            // Not generic: a nested generic function looks its metadata up on every call.
+            func update(bigEndian value: UInt64) { withUnsafeBytes(of: value.bigEndian) { update($0) } }
             func update(text: String) {
                 var text = text
-                update(bigEndian: UInt32(text.utf8.count))
+                withUnsafeBytes(of: UInt32(text.utf8.count).bigEndian) { update($0) }
                 text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
             }
             linkContext.withUnsafeBytes { update($0) }
