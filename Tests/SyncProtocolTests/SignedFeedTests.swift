@@ -41,6 +41,7 @@ import Testing
 
     func log(_ name: String, replicaID: String, signer: SigningKey? = nil) throws -> EventLog {
         var options = EventLog.Options()
+        options.durability = .normal
         options.feedSigner = signer.map { key in FeedSigner(publicKey: key.publicKey, sign: { key.sign($0) }) }
         return try EventLog.create(at: directory.path("\(name).db"), replicaID: replicaID, options: options)
     }
@@ -57,28 +58,46 @@ import Testing
         try log.signed(log.events(in: feed, seqs: seqs, limit: 1_000).map(\.event))
     }
 
-    @Test func anOriginsPageIsStoredWithItsSignedHeadAndServedOnFromAnyCut() throws {
+    @Test func anOriginSignsAnyCutAndAReceiverServesOnFromItsSignedHeads() throws {
         let alice = try log("alice", replicaID: "alice", signer: Self.alice)
         try write(alice, 300)
-        // Alice holds her head (300) and every 256th seq signed: a page cut at 3 reads on to 256.
+        // The origin signs wherever its page ends.
         let first = try page(of: alice, 1...3)
-        #expect(first.events.map(\.seq) == Array(1...256) && first.proofs.first?.value.head.seq == 256)
+        #expect(first.events.map(\.seq) == [1, 2, 3] && first.proofs.first?.value.head.seq == 3)
         let bob = try log("bob", replicaID: "bob")
-        #expect(try bob.ingest(first.events, proofs: first.proofs, keys: Self.keys).stored.count == 256)
-        let rest = try page(of: alice, 257...300)
+        #expect(try bob.ingest(first.events, proofs: first.proofs, keys: Self.keys).stored.count == 3)
+        let rest = try page(of: alice, 4...300)
         let report = try bob.ingest(rest.events, proofs: rest.proofs, keys: Self.keys)
-        #expect(report.stored.count == 44 && report.isComplete)
+        #expect(report.stored.count == 297 && report.isComplete)
+        // Ed25519 is deterministic: the head alice signed as she wrote is the one she signed for the page.
         #expect(try bob.signedHeads() == (try alice.signedHeads()))
-        // Bob holds signed heads at 256 and 300: a page from 260 reads on to 300, with the link at 259 computed.
+        // Bob holds a signed head at 300 only: a page from 260 reads on to it, with the link at 259 computed.
         let served = try self.page(of: bob, 260...262)
         #expect(served.events.map(\.seq) == Array(260...300))
         let carol = try log("carol", replicaID: "carol")
-        let start = try self.page(of: bob, 1...259)
-        #expect(start.events.map(\.seq) == Array(1...256))  // cut back to bob's point at 256
-        try carol.ingest(start.events, proofs: start.proofs, keys: Self.keys)
-        let tail = try self.page(of: bob, 257...300)
-        #expect(try carol.ingest(tail.events, proofs: tail.proofs, keys: Self.keys).stored.count == 44)
+        let all = try self.page(of: bob, 1...3)
+        #expect(all.events.map(\.seq) == Array(1...300))
+        #expect(try carol.ingest(all.events, proofs: all.proofs, keys: Self.keys).stored.count == 300)
         #expect(try carol.cursor() == (try alice.cursor()))
+    }
+
+    @Test func aForwardersPageEndsAtTheBatchEndsItReceived() throws {
+        let alice = try log("alice", replicaID: "alice", signer: Self.alice)
+        try write(alice, 200)
+        let bob = try log("bob", replicaID: "bob")
+        // Two bulk batches (100 events each: their ends are kept as signed points) and a few live events.
+        for seqs: ClosedRange<UInt64> in [1...100, 101...200] {
+            let part = try page(of: alice, seqs)
+            #expect(try bob.ingest(part.events, proofs: part.proofs, keys: Self.keys).isComplete)
+        }
+        try write(alice, 3, from: 201)
+        for seq: UInt64 in 201...203 {
+            let live = try page(of: alice, seq...seq)
+            #expect(try bob.ingest(live.events, proofs: live.proofs, keys: Self.keys).isComplete)
+        }
+        #expect(try page(of: bob, 1...150).events.map(\.seq) == Array(1...100))  // cut back to 100
+        #expect(try page(of: bob, 101...201).events.map(\.seq) == Array(101...200))  // 201, 202 are no points
+        #expect(try page(of: bob, 201...201).events.map(\.seq) == Array(201...203))  // read on to the head
     }
 
     @Test func alteredForgedReplayedAndUnsignedRunsAreRefusedWithNothingStored() throws {

@@ -52,41 +52,52 @@ extension EventLog {
         }
     }
 
-    /// The page with each feed's run ending at a head its origin signed
-    /// (cut back to the last one in the run, or read on to the next), and
-    /// the proofs for it. A feed no key signed keeps its run, with an
-    /// unsigned head that a verifying peer refuses.
+    /// The page with each feed's run ending at a head its origin signed,
+    /// and the proofs for it. A feed this replica writes is signed where its
+    /// run ends, so a catch-up from the origin is cut nowhere. Another's is
+    /// cut back to the last signed head held in its run, or read on to the
+    /// next one. A feed no key signed keeps its run, with an unsigned head
+    /// that a verifying peer refuses.
     public func signed(_ page: [Event]) throws -> EventPage {
         guard !page.isEmpty else { return EventPage() }
         return try read {
-            var runs: [FeedID: ClosedRange<UInt64>] = [:]
-            for event in page {
-                let run = runs[event.feed]
-                runs[event.feed] =
-                    min(run?.lowerBound ?? event.seq, event.seq)...max(run?.upperBound ?? event.seq, event.seq)
-            }
             var events = page
             var proofs: [FeedID: FeedProof] = [:]
-            for (feed, run) in runs.sorted(by: { $0.key < $1.key }) {
+            for (feed, run) in Self.runs(of: page).sorted(by: { $0.key < $1.key }) {
                 guard let row = try feedRowID(feed, create: false) else { continue }
                 let base = try link(of: feed, feedRow: row, at: run.lowerBound - 1)
+                let ownLink = { FeedChain.link(after: base, events.lazy.filter { $0.feed == feed }) }
+                if feed.origin == replicaID, let own = sign(feed, seq: run.upperBound, link: ownLink()) {
+                    proofs[feed] = FeedProof(baseLink: base, head: own)
+                    continue
+                }
                 var end = try lastSignedSeq(feedRow: row, in: run)
                 if end == nil, let next = try firstSignedSeq(feedRow: row, after: run.upperBound) {
                     events += try self.events(in: feed, seqs: (run.upperBound + 1)...next, limit: Int.max).map(\.event)
                     end = next
                 }
                 let head: SignedHead
-                if let end, let signed = try signature(feedRow: row, seq: end) {
-                    head = SignedHead(feed: feed, seq: end, link: signed.link, signature: signed.signature)
+                if let end, let held = try signature(feedRow: row, seq: end) {
+                    head = SignedHead(feed: feed, seq: end, link: held.link, signature: held.signature)
                 } else {
-                    let linkAtEnd = FeedChain.link(after: base, events.lazy.filter { $0.feed == feed })
-                    head = SignedHead(feed: feed, seq: run.upperBound, link: linkAtEnd, signature: nil)
+                    head = SignedHead(feed: feed, seq: run.upperBound, link: ownLink(), signature: nil)
                 }
                 if head.seq < run.upperBound { events.removeAll { $0.feed == feed && $0.seq > head.seq } }
                 if head.seq >= run.lowerBound { proofs[feed] = FeedProof(baseLink: base, head: head) }
             }
             return EventPage(events: events, proofs: proofs)
         }
+    }
+
+    /// Each feed's seqs in `events`, first to last.
+    private static func runs(of events: [Event]) -> [FeedID: ClosedRange<UInt64>] {
+        var runs: [FeedID: ClosedRange<UInt64>] = [:]
+        for event in events {
+            let run = runs[event.feed]
+            runs[event.feed] =
+                min(run?.lowerBound ?? event.seq, event.seq)...max(run?.upperBound ?? event.seq, event.seq)
+        }
+        return runs
     }
 
     /// The fork proofs this replica holds, one per quarantined feed, in feed order.
@@ -281,13 +292,17 @@ extension EventLog {
         return head.seq
     }
 
-    /// After a receiver moved a feed's head from `old` to `new`: the new
-    /// head's signature is kept as a signed point too when the move crossed
-    /// a multiple of `signedPointInterval`, so a feed received a few events
-    /// at a time keeps a point every 256 seqs or so (and a catch-up one at
-    /// each batch end), not one per batch.
+    /// After a receiver moved a feed's head from `old` to `head`: the new
+    /// head's signature is kept as a signed point too when the run was a
+    /// bulk one (a catch-up batch: its end is where a page served on may
+    /// end, as the sender's did) or crossed a multiple of
+    /// `signedPointInterval`; a feed received a few events at a time (live
+    /// pushes) keeps a point every 256 seqs or so, not one per batch.
     func keepCrossingPoint(_ head: SignedHead, from old: UInt64, feedRow: Int64) throws {
-        guard old / EventLog.signedPointInterval < head.seq / EventLog.signedPointInterval else { return }
+        guard
+            head.seq - old >= UInt64(EventLog.blockMinimumEvents)
+                || old / EventLog.signedPointInterval < head.seq / EventLog.signedPointInterval
+        else { return }
         try keepSignedPoint(head, feedRow: feedRow)
     }
 
