@@ -42,7 +42,7 @@ import Testing
     func log(_ name: String, replicaID: String, signer: SigningKey? = nil) throws -> EventLog {
         var options = EventLog.Options()
         options.durability = .normal
-        options.feedSigner = signer.map { key in FeedSigner(publicKey: key.publicKey, sign: { key.sign($0) }) }
+        options.feedSigner = signer.map(FeedSigner.init)
         return try EventLog.create(at: directory.path("\(name).db"), replicaID: replicaID, options: options)
     }
 

@@ -13,13 +13,13 @@ public struct EventPage: Hashable, Sendable {
     }
 }
 
-/// Signs the heads of the feeds this replica writes (its identity key).
+/// Signs the heads of the feeds this replica writes (with its identity
+/// key: `FeedSigner(SigningKey)` in SyncProtocol).
 public struct FeedSigner: Sendable {
-    public var publicKey: [UInt8]
+    /// The Ed25519 signature of a message.
     public var sign: @Sendable ([UInt8]) -> [UInt8]
 
-    public init(publicKey: [UInt8], sign: @escaping @Sendable ([UInt8]) -> [UInt8]) {
-        self.publicKey = publicKey
+    public init(sign: @escaping @Sendable ([UInt8]) -> [UInt8]) {
         self.sign = sign
     }
 }

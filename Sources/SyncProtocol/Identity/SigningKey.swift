@@ -15,7 +15,7 @@ import Replica
 extension FeedSigner {
     /// Signs a replica's feed heads with its identity key.
     public init(_ key: SigningKey) {
-        self.init(publicKey: key.publicKey, sign: { key.sign($0) })
+        self.init(sign: { key.sign($0) })
     }
 }
 
