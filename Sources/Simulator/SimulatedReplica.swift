@@ -82,8 +82,9 @@ final class SimulatedReplica {
         self.log = log
         // What the file keeps of earlier runs, as `GossipService` starts its node with.
         var configuration = configuration
-        configuration.certificates = try log.certificates().compactMap { try? Certificate(bytes: $0) }
-        configuration.forkProofs = try log.forkProofs()
+        let kept = try SyncNode.Kept(log: log)
+        configuration.certificates = kept.certificates
+        configuration.forkProofs = kept.forkProofs
         node = SyncNode(configuration: configuration, cursor: try log.cursor(), logger: logger)
     }
 

@@ -93,10 +93,9 @@ public final class GossipService: Service, @unchecked Sendable {
         logger: @escaping @Sendable (LogRecord) -> Void
     ) throws {
         var configuration = configuration
-        let (certificates, forkProofs) = try storage.read { log in (try log.certificates(), try log.forkProofs()) }
-        // A certificate that no longer reads (a format this build does not know) is left out.
-        configuration.node.certificates += certificates.compactMap { try? Certificate(bytes: $0) }
-        configuration.node.forkProofs += forkProofs
+        let kept = try storage.read { try SyncNode.Kept(log: $0) }
+        configuration.node.certificates += kept.certificates
+        configuration.node.forkProofs += kept.forkProofs
         self.storage = storage
         self.clusterKey = clusterKey
         self.configuration = configuration

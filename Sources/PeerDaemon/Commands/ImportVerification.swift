@@ -24,10 +24,10 @@ struct ImportVerification {
                 + "holds each feed from seq 1 in order"
             return
         }
-        // The chain covers the payload as the log stores it: canonical text.
-        var canonical = event
-        if let payload = try? JSONValue.parse(event.payload) { canonical.payload = payload.canonicalText }
-        chains[event.feed] = (event.seq, FeedChain.link(after: chain.link, canonical), chain.firstLine)
+        // The chain covers the event as the log stores it (one the ingest refuses fails its feed's head).
+        chains[event.feed] = (
+            event.seq, FeedChain.link(after: chain.link, EventLog.canonical(event) ?? event), chain.firstLine
+        )
     }
 
     mutating func take(_ proof: ExportProof, line: Int) throws {

@@ -26,7 +26,7 @@ public enum FeedChain {
     private static let sodiumIsReady: Bool = sodium_init() >= 0
 
     /// The link of `event` following the link `previous`. Hashes the
-    /// encoding field by field from the event's own storage, with the
+    /// encoding piece by piece from the event's own storage, with the
     /// hash state on the stack: no allocation per event.
     public static func link(after previous: [UInt8], _ event: Event) -> [UInt8] {
         precondition(sodiumIsReady, "libsodium failed to initialise (sodium_init)")
@@ -38,23 +38,9 @@ public enum FeedChain {
                 guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
                 crypto_generichash_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(buffer.count))
             }
-            // Not generic: a nested generic function looks its metadata up on every call.
-            func update(bigEndian value: UInt64) { withUnsafeBytes(of: value.bigEndian) { update($0) } }
-            func update(text: String) {
-                var text = text
-                withUnsafeBytes(of: UInt32(text.utf8.count).bigEndian) { update($0) }
-                text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
-            }
             linkContext.withUnsafeBytes { update($0) }
             previous.withUnsafeBytes { update($0) }
-            withUnsafeBytes(of: event.eventID.uuid) { update($0) }
-            update(text: event.feed.replicaID)
-            update(text: event.feed.scope)
-            update(bigEndian: event.seq)
-            update(bigEndian: UInt64(bitPattern: event.timeMs))
-            update(text: event.entityType)
-            update(text: event.entityID)
-            update(text: event.payload)
+            forEachPiece(ofEncoding: event, update)
             var link = [UInt8](repeating: 0, count: linkSize)
             link.withUnsafeMutableBufferPointer { _ = crypto_generichash_final(state, $0.baseAddress!, linkSize) }
             return link
@@ -71,13 +57,29 @@ public enum FeedChain {
     /// big-endian), entity type, entity id, payload; each text as a u32
     /// big-endian byte count and its UTF-8 bytes.
     public static func encoding(of event: Event) -> [UInt8] {
-        var bytes = event.eventID.orderedBytes
-        append(event.feed.replicaID, to: &bytes)
-        append(event.feed.scope, to: &bytes)
-        append(bigEndian: event.seq, to: &bytes)
-        append(bigEndian: UInt64(bitPattern: event.timeMs), to: &bytes)
-        for text in [event.entityType, event.entityID, event.payload] { append(text, to: &bytes) }
+        var bytes: [UInt8] = []
+        forEachPiece(ofEncoding: event) { bytes += $0 }
         return bytes
+    }
+
+    /// The encoding's bytes in order, in pieces read in place: the one
+    /// definition of the layout, which `link` hashes and `encoding` collects.
+    private static func forEachPiece(ofEncoding event: Event, _ body: (UnsafeRawBufferPointer) -> Void) {
+        // Not generic: a nested generic function looks its metadata up on every call.
+        func integer(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian, body) }
+        func text(_ text: String) {
+            var text = text
+            withUnsafeBytes(of: UInt32(text.utf8.count).bigEndian, body)
+            text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        }
+        withUnsafeBytes(of: event.eventID.uuid, body)
+        text(event.feed.replicaID)
+        text(event.feed.scope)
+        integer(event.seq)
+        integer(UInt64(bitPattern: event.timeMs))
+        text(event.entityType)
+        text(event.entityID)
+        text(event.payload)
     }
 
     /// What the origin signs for a head: "peersync/1 feed head" ‖ replica id

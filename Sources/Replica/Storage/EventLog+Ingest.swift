@@ -204,6 +204,13 @@ extension EventLog {
         return .success(canonical)
     }
 
+    /// The event as an ingest stores it (its payload in canonical form), or
+    /// nil when the ingest would refuse it: what a chain over events about
+    /// to be ingested must hash.
+    public static func canonical(_ event: Event) -> Event? {
+        try? checked(event).get()
+    }
+
     /// Why an offered event breaks the event model.
     struct InvalidReason: Error, ExpressibleByStringLiteral, CustomStringConvertible {
         let description: String
