@@ -63,6 +63,20 @@ struct StorageDegradedTests {
         return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    @Test("an export that meets the damage names the damaged database, not the file, and leaves no file")
+    func anExportOfADamagedDatabaseSaysSo() throws {
+        try temp.peerdOK(["init"], "a")
+        try temp.peerdOK(["import", try exportFile(events: 4_000)], "a")
+        try damageABlocksPage(of: temp.path("a/replica.db"), leaf: 90)
+        let out = temp.path("out.ndjson")
+        let export = try Executables.peerd(["export", out], data: temp.url("a"))
+        #expect(export.status == 1, "\(export)")
+        #expect(export.stderr.contains("replica.db is damaged"), "\(export.stderr)")
+        #expect(!export.stderr.contains("cannot write"), "\(export.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(!FileManager.default.fileExists(atPath: out + ".partial"))
+    }
+
     @Test("an HTTP read that meets the damage degrades the replica too: logged once, /health and the metrics say so")
     func anAPIReadOfADamagedPageDegradesTheReplica() throws {
         try temp.peerdOK(["init"], "a")

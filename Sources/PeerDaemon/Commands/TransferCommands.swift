@@ -66,12 +66,18 @@ enum TransferCommands {
             let handle = FileHandle(forWritingAtPath: temporary)
         else { throw CommandError("cannot write \(path)") }
         var count = 0
+        // A failure of the file itself; a failure to read the log keeps its own words.
+        func writing(_ body: () throws -> Void) throws {
+            do { try body() } catch { throw CommandError("cannot write \(path): \(error)") }
+        }
         do {
             count = try export(log, certificates: certificates) { lines in
-                try handle.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
+                try writing { try handle.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8)) }
             }
-            try handle.synchronize()
-            try handle.close()
+            try writing {
+                try handle.synchronize()
+                try handle.close()
+            }
             // rename(2) replaces a file under `path` in one step: there is never no file, nor half of one.
             guard rename(temporary, path) == 0 else {
                 throw CommandError("cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
@@ -79,7 +85,7 @@ enum TransferCommands {
         } catch {
             try? handle.close()
             try? FileManager.default.removeItem(atPath: temporary)
-            throw error as? CommandError ?? CommandError("cannot write \(path): \(error)")
+            throw error
         }
         return count
     }
