@@ -100,6 +100,49 @@ import Testing
         #expect(try page(of: bob, 201...201).events.map(\.seq) == Array(201...203))  // read on to the head
     }
 
+    @Test func aHubServesSeveralOriginsInCanonicalPagesThatVerifyAndConverge() throws {
+        let dave = try SigningKey(seed: [UInt8](repeating: 9, count: 32))
+        let keys = FeedKeys(["alice": [Self.alice.publicKey], "dave": [dave.publicKey]])
+        let origins = [
+            try log("alice", replicaID: "alice", signer: Self.alice), try log("dave", replicaID: "dave", signer: dave),
+        ]
+        // Both origins write the same 40 items in turn, so their feeds interleave in canonical order.
+        for round in 0..<300 {
+            let origin = origins[round % 2]
+            let item = "i\(round % 40)"
+            let change: ItemEvent =
+                round < 40 ? .created(name: "n\(round)", quantity: 1) : .quantityChanged(quantity: Int64(round))
+            try origin.append(NewEvent(item: item, change))
+        }
+        // The hub holds each origin's feed as bulk runs of 100 (each run's end a signed point of its own).
+        let bob = try log("bob", replicaID: "bob")
+        for (origin, replica) in zip(origins, ["alice", "dave"]) {
+            for seqs: ClosedRange<UInt64> in [1...100, 101...150] {
+                let part = try page(of: origin, seqs, feed: FeedID(replicaID: replica))
+                #expect(try bob.ingest(part.events, proofs: part.proofs, keys: keys).isComplete)
+            }
+        }
+        // Carol catches up from the hub in merged pages of 70, which end nowhere near those points.
+        let carol = try log("carol", replicaID: "carol")
+        var pages = 0
+        while try carol.cursor() != (try bob.cursor()), pages < 20 {
+            let ranges = try carol.cursor().missing(from: bob.cursor()).sorted { $0.key < $1.key }.map {
+                ($0.key, $0.value)
+            }
+            let served = try bob.signed(try bob.eventsInCanonicalOrder(of: ranges, maxEvents: 70, maxBytes: 1 << 20))
+            // Every feed's run in the page ends at the signed head its proof names.
+            for (feed, proof) in served.proofs {
+                #expect(served.events.last { $0.feed == feed }?.seq == proof.head.seq)
+            }
+            let report = try carol.ingest(served.events, proofs: served.proofs, keys: keys)
+            #expect(report.isComplete && report.refused.isEmpty, "\(report.refused)")
+            pages += 1
+        }
+        #expect(try carol.cursor() == (try bob.cursor()))
+        #expect(try carol.stateHash() == (try bob.stateHash()))
+        #expect(try carol.signedHeads() == (try bob.signedHeads()))
+    }
+
     @Test func alteredForgedReplayedAndUnsignedRunsAreRefusedWithNothingStored() throws {
         let alice = try log("alice", replicaID: "alice", signer: Self.alice)
         try write(alice, 3)
