@@ -66,7 +66,7 @@ import Testing
 
     @Test func theWindowBoundsBatchesInFlightUntilAcksArriveAndOnePageWaitsReadAhead() {
         var (session, _) = syncing(local: [feed: 10], peer: [:]) {
-            $0.window = 2; $0.batchEvents = 3
+            $0.window = 2; $0.batchEvents = 3; $0.liveBatchEvents = 0
         }
         let log = events(1...10)
         func page(_ seqs: ClosedRange<UInt64>) -> [Event] {
@@ -95,6 +95,25 @@ import Testing
         #expect(session.eventsRead(EventPage(events: page(10...10))).isEmpty)  // the window is full again: held
         let afterSecondAck = session.receive(.ack(batchID: 2, heads: [feed: 6]))
         #expect(afterSecondAck == [.send(.events(EventBatch(batchID: 4, events: page(10...10))))])
+    }
+
+    @Test func liveBatchesGoPastAFullWindowByTwoAndNoMore() {
+        var (session, _) = syncing(local: [feed: 10], peer: [:]) {
+            $0.window = 2; $0.batchEvents = 1; $0.liveBatchEvents = 1; $0.liveOverWindow = 2
+        }
+        let log = events(1...10)
+        var sent: [EventBatch] = []
+        var next = session.eventsRead(EventPage(events: [log[0]]))
+        while true {
+            for case .send(.events(let batch)) in next { sent.append(batch) }
+            guard case .readEvents(let ranges, _, _)? = next.last else { break }
+            let seq = Int(ranges[0].seqs.lowerBound)
+            next = session.eventsRead(EventPage(events: [log[seq - 1]]))
+        }
+        // Window 2 and two live batches past it: four out, the fifth read and held for an ack.
+        #expect(sent.map(\.batchID) == [1, 2, 3, 4])
+        let afterAck = session.receive(.ack(batchID: 1, heads: [feed: 1]))
+        #expect(afterAck.contains(.send(.events(EventBatch(batchID: 5, events: [log[4]])))))
     }
 
     @Test func aNewLocalEventIsPushedAtOnce() {

@@ -111,7 +111,11 @@ extension SyncSession {
 
         /// The page read ahead goes as the next batch, if the window has room.
         mutating func sendHeldPage(configuration: Configuration) -> [Directive] {
-            guard let page = heldPage, unacknowledged < configuration.window else { return [] }
+            guard let page = heldPage else { return [] }
+            let room =
+                page.events.count <= configuration.liveBatchEvents
+                ? configuration.window + configuration.liveOverWindow : configuration.window
+            guard unacknowledged < room else { return [] }
             heldPage = nil
             let batch = EventBatch(batchID: nextBatchID, events: page.events, proofs: page.proofs)
             nextBatchID += 1
@@ -123,7 +127,8 @@ extension SyncSession {
         /// window has room, or is full with no page read ahead yet (that
         /// one waits in `heldPage` for the next ack).
         mutating func pump(localCursor: VectorCursor, configuration: Configuration) -> [Directive] {
-            guard !readPending, heldPage == nil, unacknowledged <= configuration.window else { return [] }
+            guard !readPending, heldPage == nil, unacknowledged <= configuration.window + configuration.liveOverWindow
+            else { return [] }
             var ranges: [FeedRange] = []
             for (feed, head) in localCursor.heads {
                 let limit =

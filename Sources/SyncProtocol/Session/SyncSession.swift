@@ -31,6 +31,12 @@ public struct SyncSession: Sendable {
         /// busy (one is stored while the next arrives) with half the memory
         /// of four (docs/storage.md "Memory").
         public var window = 2
+        /// A batch of at most this many events is a live push: it may go
+        /// past a full window by `liveOverWindow` batches, since a
+        /// forwarder's push held behind catch-up batches arrives after the
+        /// event came another way and counts as a copy (docs/topology.md).
+        public var liveBatchEvents = 64
+        public var liveOverWindow = 2
         /// Push new events as they appear; when off, the peer gets only what
         /// we held when its last cursor arrived (pure anti-entropy: one hop
         /// per round).
