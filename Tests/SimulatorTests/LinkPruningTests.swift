@@ -40,6 +40,6 @@ struct LinkPruningTests {
         print("lost link, n=16: healed in \(result.convergenceMs) ms, grafts \(result.grafts)")
         #expect(result.failures.isEmpty, "\(result.failures)")
         #expect(result.grafts >= 1)
-        #expect(result.convergenceMs <= 2_100, "\(result.convergenceMs)")
+        #expect(result.convergenceMs <= 1_000, "\(result.convergenceMs)")
     }
 }

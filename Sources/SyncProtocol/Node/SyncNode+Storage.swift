@@ -100,6 +100,7 @@ extension SyncNode {
             if !run.isEmpty { break }
             rest.removeFirst()
             effects += perform(sessions[id]!.receive(message), on: id, now: now)
+            if case .cursor(let heads) = message { awaitPrunedFeeds(heads, on: id, now: now) }
             noteProgress(on: id, received: 0, now: now)
         }
         guard !run.isEmpty, sessions[id] != nil else { return effects }

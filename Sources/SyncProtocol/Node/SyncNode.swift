@@ -29,6 +29,10 @@ public struct SyncNode: Sendable {
         public var peers = PeerManager.Configuration()
         /// How often each session sends its cursor changes (and so a keepalive).
         public var antiEntropyIntervalMs: Milliseconds = 1_000
+        /// How long a feed that a peer announced over a pruned link may go
+        /// without progress before its origin is grafted there: the tree
+        /// link that should bring it is taken as lost (docs/topology.md).
+        public var graftAfterMs: Milliseconds = 250
         /// How long storage work that failed waits before it is tried again.
         public var storageRetryMs: Milliseconds = 5_000
         /// Seeds the peer manager's choice of peers.
@@ -125,6 +129,8 @@ public struct SyncNode: Sendable {
     var feedKeys = FeedKeys()
     /// Quarantined feeds, with their proofs.
     var forkProofs: [FeedID: ForkProof] = [:]
+    /// Feeds that peers announced over pruned links beyond our head, awaited from the eager ones.
+    var awaited: [FeedID: AwaitedFeed] = [:]
 
     /// A node whose log holds `cursor`.
     public init(
@@ -224,11 +230,13 @@ public struct SyncNode: Sendable {
     }
 
     /// When `tick` next has something to do: a dial, a silent connection to
-    /// close, the anti-entropy round, storage work to try again.
+    /// close, the anti-entropy round, storage work to try again, a lost
+    /// tree link to graft around.
     public var nextDeadline: Milliseconds {
         var deadline = (lastAntiEntropyAt ?? Milliseconds.min / 2) + configuration.antiEntropyIntervalMs
         if let peers = manager.nextDeadline { deadline = min(deadline, peers) }
         if let retry = storage.retryAt { deadline = min(deadline, retry) }
+        if let repair = nextGraftCheck { deadline = min(deadline, repair) }
         return deadline
     }
 
@@ -238,6 +246,7 @@ public struct SyncNode: Sendable {
         var effects = carryOut(manager.tick(now: now), now: now)
         noteTopology()
         if let retry = storage.retryAt, retry <= now { effects += retryStorage() }
+        if let repair = nextGraftCheck, repair <= now { effects += graftLostLinks(now: now) }
         if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
             lastAntiEntropyAt = now
             effects += endExpiredSessions() + antiEntropyRound(now: now)

@@ -340,6 +340,24 @@ public struct SyncSession: Sendable {
         return []
     }
 
+    /// True when we pruned the origin of `feed` on this link and the peer
+    /// holds more of `feed` than `head`: events an eager link should be
+    /// bringing (`SyncNode` grafts the origin here when none does).
+    public func awaitsOverPrunedLink(_ feed: FeedID, beyond head: UInt64) -> Bool {
+        guard case .syncing(let syncing) = state else { return false }
+        return syncing.peerHeads[feed] > head && syncing.prunedByUs[feed.origin] != nil
+    }
+
+    /// Asks the peer to push a pruned origin's events at once again: its
+    /// tree link was lost (a graft, as when a pruned link brings news).
+    public mutating func graft(_ origin: String) -> [Directive] {
+        guard case .syncing(var syncing) = state, syncing.prunedByUs[origin] != nil else { return [] }
+        syncing.prunedByUs[origin] = nil
+        syncing.grafted.insert(origin)
+        state = .syncing(syncing)
+        return [.send(.graft(origins: [origin]))]
+    }
+
     /// Origins the peer asked us to push only at the round.
     public var originsPrunedByPeer: Set<String> {
         if case .syncing(let syncing) = state { return syncing.prunedByPeer }
