@@ -20,17 +20,18 @@ import Testing
             _ = node.received(.hello(Hello(replicaID: peer, listenPort: 2)), on: ConnectionID(id), now: 0)
             _ = node.received(.cursor([:]), on: ConnectionID(id), now: 0)
         }
-        let first = SessionFixtures.events(origin, 1...1)
-        _ = node.received(.events(EventBatch(batchID: 1, events: first)), on: 2, now: 0)
-        _ = node.stored(.success(stored(first)), on: 2, now: 0)
+        deliver(1...1, on: 2, to: &node, now: 0)
         _ = node.tick(now: 900)  // the next round is at 1,900
         return node
     }
 
-    static func stored(_ events: [Event]) -> StoreOutcome {
+    /// `o`'s events at `seqs` arrive on connection `id` as its first batch and are stored.
+    static func deliver(_ seqs: ClosedRange<UInt64>, on id: ConnectionID, to node: inout SyncNode, now: Milliseconds) {
+        let events = SessionFixtures.events(origin, seqs)
+        _ = node.received(.events(EventBatch(batchID: 1, events: events)), on: id, now: now)
         var report = IngestReport()
         report.stored = events.map { StoredEvent(event: $0, offset: Int64($0.seq), arrivalTimeMs: 0) }
-        return StoreOutcome(report: report, cursor: [origin: events.last!.seq])
+        _ = node.stored(.success(StoreOutcome(report: report, cursor: [origin: seqs.upperBound])), on: id, now: now)
     }
 
     static func grafts(_ effects: [SyncNode.Effect]) -> [Message] {
@@ -50,9 +51,7 @@ import Testing
     @Test func anAwaitedFeedThatArrivesIsNotGrafted() {
         var node = Self.node()
         _ = node.received(.cursor([Self.origin: 3]), on: 2, now: 1_000)
-        let rest = SessionFixtures.events(Self.origin, 2...3)
-        _ = node.received(.events(EventBatch(batchID: 1, events: rest)), on: 1, now: 1_010)
-        _ = node.stored(.success(Self.stored(rest)), on: 1, now: 1_010)
+        Self.deliver(2...3, on: 1, to: &node, now: 1_010)
         #expect(Self.grafts(node.tick(now: 1_250)).isEmpty)
         #expect(node.sessions[2]!.prunedOrigins == ["o"])
         #expect(node.nextDeadline > 1_250)
@@ -61,9 +60,7 @@ import Testing
     @Test func aFeedThatMovesIsAwaitedAgainAndGraftedOnlyOnceItStops() {
         var node = Self.node()
         _ = node.received(.cursor([Self.origin: 9]), on: 2, now: 1_000)
-        let some = SessionFixtures.events(Self.origin, 2...4)
-        _ = node.received(.events(EventBatch(batchID: 1, events: some)), on: 1, now: 1_100)
-        _ = node.stored(.success(Self.stored(some)), on: 1, now: 1_100)
+        Self.deliver(2...4, on: 1, to: &node, now: 1_100)
         #expect(Self.grafts(node.tick(now: 1_250)).isEmpty)
         #expect(node.nextDeadline == 1_500)
         #expect(Self.grafts(node.tick(now: 1_500)) == [.graft(origins: ["o"])])
