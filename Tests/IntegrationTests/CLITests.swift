@@ -81,6 +81,11 @@ struct CLITests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == databaseBefore)
         #expect(try ok(["items"], "a").contains("Bolts"))
+        // A file that cannot be created says why.
+        let nowhere = temp.path("missing/out.ndjson")
+        let failed = try Executables.peerd(["export", nowhere], data: temp.url("a"))
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("cannot write \(nowhere): No such file or directory"), "\(failed.stderr)")
         // An existing regular file is replaced whole; no temporary file stays behind.
         let file = temp.path("old.ndjson")
         try "stale\n".write(toFile: file, atomically: true, encoding: .utf8)

@@ -62,9 +62,9 @@ enum TransferCommands {
 
     private static func exportToFile(_ log: EventLog, path: String, certificates: [Certificate]) throws -> Int {
         let temporary = path + ".partial"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else { throw CommandError("cannot write \(path)") }
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw CommandError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var count = 0
         // A failure of the file itself; a failure to read the log keeps its own words.
         func writing(_ body: () throws -> Void) throws {
