@@ -99,8 +99,8 @@ struct SyncReport {
                 + "\(Report.ratio(run.eventsPerSecond / max(rawIngest.eventsPerSecond, 1e-9))) | "
                 + "\(SyncReport.fixed(run.wireMBPerSecond, 2)) | "
                 + "\(SyncReport.ratio(run.wireMBPerSecond / max(loopback.megabytesPerSecond, 1e-9))) | "
-                + "\(SyncReport.fixed(run.payloadMBPerSecond, 2)) | \(SyncReport.fixed(run.source.peakMiB, 0)) | "
-                + "\(SyncReport.fixed(run.receiver.peakMiB, 0)) | \(perEvent(run.source.cpuSeconds)) | "
+                + "\(SyncReport.fixed(run.payloadMBPerSecond, 2)) | \(SyncReport.fixed(run.source.peakMiB, 1)) | "
+                + "\(SyncReport.fixed(run.receiver.peakMiB, 1)) | \(perEvent(run.source.cpuSeconds)) | "
                 + "\(perEvent(run.receiver.cpuSeconds)) | "
                 + "\(run.receiver.diskWrittenBytes.map { SyncReport.fixed(Double($0) / 1e6, 0) } ?? "—") |",
         ]
@@ -111,7 +111,8 @@ struct SyncReport {
         let quarters = run.quarterRates.map { Report.grouped($0) }.joined(separator: " → ")
         let pairs = catchUpPairs.map {
             "\(Report.grouped($0.catchUp.eventsPerSecond)) / \(Report.grouped($0.raw.eventsPerSecond)) = "
-                + "\(Report.ratio($0.ratio)) (B \(perEvent($0.catchUp.receiver.cpuSeconds)) µs/event)"
+                + "\(Report.ratio($0.ratio)) (B \(perEvent($0.catchUp.receiver.cpuSeconds)) µs/event, "
+                + "peak \(SyncReport.fixed($0.catchUp.receiver.peakMiB, 1)) MiB)"
         }
         return [
             "- \(catchUpPairs.count) catch-ups of a fresh B from the same A, each right after its own raw SQLite "
@@ -274,8 +275,8 @@ struct SyncReport {
                 + "\(met(run.eventsPerSecond >= half)) |",
             "| wire ≤ 35 bytes per event in the catch-up | \(SyncReport.fixed(wirePerEvent, 1)) bytes/event | "
                 + "\(met(wirePerEvent <= 35)) |",
-            "| peak RSS ≤ 48 MiB on both sides of the catch-up | A \(SyncReport.fixed(run.source.peakMiB, 0)) MiB, "
-                + "B \(SyncReport.fixed(run.receiver.peakMiB, 0)) MiB | \(met(peakRSS <= 48)) |",
+            "| peak RSS ≤ 48 MiB on both sides of the catch-up | A \(SyncReport.fixed(run.source.peakMiB, 1)) MiB, "
+                + "B \(SyncReport.fixed(run.receiver.peakMiB, 1)) MiB | \(met(peakRSS <= 48)) |",
             "| live p50 ≤ 2 ms on loopback (B and C) | B \(SyncReport.milli(latency.toB.p50)) ms, "
                 + "C \(SyncReport.milli(latency.toC.p50)) ms (without fsync: B "
                 + "\(SyncReport.milli(latencyWithoutFsync.toB.p50)) ms, C \(SyncReport.milli(latencyWithoutFsync.toC.p50)) ms) "
