@@ -19,10 +19,10 @@ struct WrittenRows {
         var holder: String?
     }
 
-    /// Entries per generation; at most twice this many are held. 4,096
-    /// caught up 1M events over 20,000 entities as fast as 8,192 did, with
-    /// 6 MiB less memory at the peak (docs/storage.md "Memory").
-    static let generationLimit = 4_096
+    /// Entries per generation; at most twice this many are held. 3,072
+    /// caught up 1M events over 20,000 entities as fast as 4,096 and 8,192
+    /// did, with 2–3 and 9 MiB less memory at the peak (docs/storage.md "Memory").
+    static let generationLimit = 3_072
 
     private var newer: [Int64: Entry] = [:]
     private var older: [Int64: Entry] = [:]
