@@ -226,7 +226,7 @@ struct CLITests {
         #expect(
             result.stderr.contains("late.ndjson:24001: missing field \"replica_write_offset\"; nothing was imported"))
         #expect(try ok(["events", "--json"], "b").isEmpty)
-        // The file is checked in two halves at once: a bad line in each, and the first in the file is the one named.
+        // A bad line early and one late: the first in the file is the one named.
         lines.insert("{}", at: 2)
         try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
         let both = try Executables.peerd(["import", file.path], data: temp.url("b"))

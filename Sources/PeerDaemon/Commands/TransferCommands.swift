@@ -98,14 +98,14 @@ enum TransferCommands {
     static let importBatchSize = 10_000
 
     private static func importFile(_ path: String, into log: EventLog, directory: DataDirectory) throws {
-        // Pass 1: every line must parse, so nothing is applied from a bad file.
-        // Nothing is kept, so memory does not grow with the file.
-        let lines = try checkEveryLine(of: path)
-        // Then every feed must verify, as sync verifies.
+        // Pass 1: every line must parse and every feed verify, as sync verifies, so nothing is
+        // applied from a bad file. Only each feed's running link is kept, so memory does not grow with the file.
+        try requireRegularFile(path)
         var verification = ImportVerification()
-        try forEachEventLine(
-            in: path, named: path, { event, line in verification.take(event, line: line) },
-            proofs: { proof, line in try verification.take(proof, line: line) })
+        let lines = try forEachEventLine(
+            in: path, { event, line in verification.take(event, line: line) },
+            proofs: { proof, line in try verification.take(proof, line: line) }
+        ).events
         let identity = try directory.identity(replicaID: log.replicaID)
         var keys = FeedKeys([log.replicaID: [identity.key.publicKey]])
         for bytes in try log.certificates() {
@@ -120,7 +120,7 @@ enum TransferCommands {
             do {
                 var batch: [Event] = []
                 batch.reserveCapacity(importBatchSize)
-                try forEachEventLine(in: path, named: path) { event, _ in
+                try forEachEventLine(in: path) { event, _ in
                     batch.append(event)
                     if batch.count == importBatchSize {
                         try batches.put(batch)
@@ -163,10 +163,8 @@ enum TransferCommands {
         }
     }
 
-    /// Checks that every line of the file is an event and counts them: the
-    /// first and second half of a file of more than 4 MB on two threads (the
-    /// halves meet at a line break). Throws at the first bad line in the file.
-    private static func checkEveryLine(of path: String) throws -> Int {
+    /// Refuses anything but a regular file (a directory, a device, a pipe) before it is read.
+    private static func requireRegularFile(_ path: String) throws {
         var status = stat()
         guard stat(path, &status) == 0 else {
             throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
@@ -175,74 +173,28 @@ enum TransferCommands {
             throw CommandError(
                 "cannot import \(path): it is \(ExportTarget.kind(of: status)); name an NDJSON file (docs/events.md)")
         }
-        let size = Int64(status.st_size)
-        guard size > 4_000_000, let middle = try lineStart(after: size / 2, in: path), middle < size else {
-            return try forEachEventLine(in: path, named: path) { _, _ in }.events
-        }
-        let second = CheckedPart()
-        Thread.detachNewThread {
-            second.finish(Result { try forEachEventLine(in: path, from: middle) { _, _ in } })
-        }
-        let first = Result { try forEachEventLine(in: path, to: middle) { _, _ in } }
-        let secondResult = second.wait()
-        let firstCounts = try first.mapError { named($0, path: path, firstLine: 1) }.get()
-        let secondCounts = try secondResult.mapError { named($0, path: path, firstLine: firstCounts.lines + 1) }.get()
-        return firstCounts.events + secondCounts.events
     }
 
-    /// The offset just after the first line break at or after `offset`, nil when there is none.
-    private static func lineStart(after offset: Int64, in path: String) throws -> Int64? {
-        guard let file = fopen(path, "r") else {
-            throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
-        guard fseeko(file, off_t(offset), SEEK_SET) == 0 else { return nil }
-        while true {
-            let byte = getc(file)
-            if byte == EOF { return nil }
-            if byte == 0x0A { return Int64(ftello(file)) }
-        }
-    }
-
-    /// A bad line, numbered from the start of the part of the file read.
-    private struct BadLine: Error {
-        var number: Int
-        var reason: String
-    }
-
-    /// `error` for the user: a bad line with its number in the file (the part read began at `firstLine`).
-    private static func named(_ error: any Error, path: String, firstLine: Int) -> any Error {
-        guard let bad = error as? BadLine else { return error }
-        return CommandError("\(path):\(firstLine + bad.number - 1): \(bad.reason); nothing was imported")
-    }
-
-    /// Calls `body` with each non-blank line's event in bytes `start..<end`
-    /// of the file (`start` at the beginning of a line); returns how many
-    /// events and lines there were. Throws `BadLine` at the first bad line,
-    /// or with `named` given, the message naming the file and line. Lines
+    /// Calls `body` with each non-blank line's event in the file; returns how many
+    /// events and lines there were. Throws at the first bad line, naming the file and line. Lines
     /// are read as bytes, and a line in the shape `peerd export` writes is
     /// read without building a JSON tree (`EventJSON.event(fromLineBytes:)`).
     @discardableResult
     private static func forEachEventLine(
-        in path: String, named: String? = nil, from start: Int64 = 0, to end: Int64 = .max,
+        in path: String,
         _ body: (Event, Int) throws -> Void, proofs: (ExportProof, Int) throws -> Void = { _, _ in }
     ) throws -> (events: Int, lines: Int) {
         guard let file = fopen(path, "r") else {
             throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
-        if start > 0, fseeko(file, off_t(start), SEEK_SET) != 0 {
-            throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        var position = start
         var buffer: UnsafeMutablePointer<CChar>?
         var capacity = 0
         defer { free(buffer) }
         var number = 0
         var events = 0
-        while position < end, case let length = getline(&buffer, &capacity, file), length >= 0, let buffer {
+        while case let length = getline(&buffer, &capacity, file), length >= 0, let buffer {
             number += 1
-            position += Int64(length)
             let bytes = UnsafeBufferPointer(
                 start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length)
             var event: Event?
@@ -254,8 +206,7 @@ enum TransferCommands {
                     event = try EventJSON.event(fromLineBytes: bytes)
                 }
             } catch {
-                let bad = BadLine(number: number, reason: "\(error)")
-                throw named.map { Self.named(bad, path: $0, firstLine: 1) } ?? bad
+                throw CommandError("\(path):\(number): \(error); nothing was imported")
             }
             if let proof { try proofs(proof, number) }
             if let event {
@@ -264,23 +215,6 @@ enum TransferCommands {
             }
         }
         return (events, number)
-    }
-}
-
-/// The result of checking the second half of a file on a thread of its own.
-private final class CheckedPart: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    // Written once before `done` is signalled, read after it is waited for.
-    private var result: Result<(events: Int, lines: Int), any Error>?
-
-    func finish(_ result: Result<(events: Int, lines: Int), any Error>) {
-        self.result = result
-        done.signal()
-    }
-
-    func wait() -> Result<(events: Int, lines: Int), any Error> {
-        done.wait()
-        return result!
     }
 }
 
