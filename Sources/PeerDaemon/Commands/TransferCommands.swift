@@ -102,10 +102,9 @@ enum TransferCommands {
         // applied from a bad file. Only each feed's running link is kept, so memory does not grow with the file.
         try requireRegularFile(path)
         var verification = ImportVerification()
-        let lines = try forEachEventLine(
+        let eventLines = try forEachEventLine(
             in: path, { event, line in verification.take(event, line: line) },
-            proofs: { proof, line in try verification.take(proof, line: line) }
-        ).events
+            proofs: { proof, line in try verification.take(proof, line: line) })
         let identity = try directory.identity(replicaID: log.replicaID)
         var keys = FeedKeys([log.replicaID: [identity.key.publicKey]])
         for bytes in try log.certificates() {
@@ -156,7 +155,7 @@ enum TransferCommands {
         let problems = total.forks.map(\.description) + total.gaps.map(\.description) + total.invalid.map(\.description)
         for problem in problems { FileHandle.standardError.write(Data("peerd: warning: \(problem)\n".utf8)) }
         print(
-            "imported \(storedCount) new events, \(total.duplicates) already held, from \(lines) lines of \(path)"
+            "imported \(storedCount) new events, \(total.duplicates) already held, from \(eventLines) lines of \(path)"
         )
         if !problems.isEmpty {
             throw CommandError("\(problems.count) problem(s) above; those events were not imported")
@@ -176,14 +175,14 @@ enum TransferCommands {
     }
 
     /// Calls `body` with each non-blank line's event in the file; returns how many
-    /// events and lines there were. Throws at the first bad line, naming the file and line. Lines
+    /// events there were. Throws at the first bad line, naming the file and line. Lines
     /// are read as bytes, and a line in the shape `peerd export` writes is
     /// read without building a JSON tree (`EventJSON.event(fromLineBytes:)`).
     @discardableResult
     private static func forEachEventLine(
         in path: String,
         _ body: (Event, Int) throws -> Void, proofs: (ExportProof, Int) throws -> Void = { _, _ in }
-    ) throws -> (events: Int, lines: Int) {
+    ) throws -> Int {
         guard let file = fopen(path, "r") else {
             throw CommandError("cannot read \(path): \(String(cString: strerror(errno)))")
         }
@@ -214,7 +213,7 @@ enum TransferCommands {
                 try body(event, number)
             }
         }
-        return (events, number)
+        return events
     }
 }
 

@@ -2,7 +2,7 @@ import Replica
 
 /// A feed a peer announced over a link where we pruned its origin, beyond
 /// what we held: the eager link should bring it within `graftAfterMs`.
-struct AwaitedFeed: Sendable, Hashable {
+struct AwaitedFeed: Sendable {
     /// Our head of the feed when the wait began.
     var heldAt: UInt64
     var since: Milliseconds
@@ -14,10 +14,9 @@ extension SyncNode {
     /// eager links (Plumtree's "i have" and its timer).
     mutating func awaitPrunedFeeds(_ announced: VectorCursor, on id: ConnectionID, now: Milliseconds) {
         guard configuration.session.prunesLinks, let session = sessions[id] else { return }
-        for (feed, _) in announced.heads where awaited[feed] == nil {
-            if session.awaitsOverPrunedLink(feed, beyond: cursor[feed]) {
-                awaited[feed] = AwaitedFeed(heldAt: cursor[feed], since: now)
-            }
+        for (feed, _) in announced.heads
+        where awaited[feed] == nil && session.awaitsOverPrunedLink(feed, beyond: cursor[feed]) {
+            awaited[feed] = AwaitedFeed(heldAt: cursor[feed], since: now)
         }
     }
 

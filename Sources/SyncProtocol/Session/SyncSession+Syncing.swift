@@ -174,9 +174,7 @@ extension SyncSession {
             // New events of a pruned origin graft it once two of our rounds
             // have passed since the prune: before that they may be eager
             // pushes the peer sent before our prune reached it.
-            let graft = fresh.filter { prunedByUs[$0].map { rounds >= $0 + 2 } ?? false }
-            for origin in graft { prunedByUs[origin] = nil }
-            grafted.formUnion(graft)
+            var directives = graft(fresh.filter { prunedByUs[$0].map { rounds >= $0 + 2 } ?? false })
             let duplicated = stale.subtracting(fresh)
             grafted.subtract(duplicated)
             var prune = duplicated
@@ -187,10 +185,18 @@ extension SyncSession {
             }
             prune = prune.filter { prunedByUs[$0] == nil }
             for origin in prune { prunedByUs[origin] = rounds }
-            var directives: [Directive] = []
-            if !graft.isEmpty { directives.append(.send(.graft(origins: graft.sorted()))) }
             if !prune.isEmpty { directives.append(.send(.prune(origins: prune.sorted()))) }
             return directives
+        }
+
+        /// Makes pruned origins eager again on this link: their own link
+        /// failed to bring their events, so a connected origin does not
+        /// prune them here; only a batch of duplicates does.
+        mutating func graft(_ origins: Set<String>) -> [Directive] {
+            guard !origins.isEmpty else { return [] }
+            for origin in origins { prunedByUs[origin] = nil }
+            grafted.formUnion(origins)
+            return [.send(.graft(origins: origins.sorted()))]
         }
 
         /// Our state summary, when the peer has not had it and our cursor

@@ -352,10 +352,9 @@ public struct SyncSession: Sendable {
     /// tree link was lost (a graft, as when a pruned link brings news).
     public mutating func graft(_ origin: String) -> [Directive] {
         guard case .syncing(var syncing) = state, syncing.prunedByUs[origin] != nil else { return [] }
-        syncing.prunedByUs[origin] = nil
-        syncing.grafted.insert(origin)
-        state = .syncing(syncing)
-        return [.send(.graft(origins: [origin]))]
+        state = .idle
+        defer { state = .syncing(syncing) }
+        return syncing.graft([origin])
     }
 
     /// Origins the peer asked us to push only at the round.
