@@ -173,7 +173,31 @@ struct SyncReport {
             "| `peerd run` B, whole process over the catch-up | \(SyncReport.fixed(run.seconds, 2)) | "
                 + "\(SyncReport.fixed(run.receiver.cpuSeconds, 2)) | \(perEvent(run.receiver.cpuSeconds)) | "
                 + "busy \(SyncReport.fixed(receiverBusy * 100, 0))% of a core |")
+        lines.append("")
+        lines.append(contentsOf: catchUpCeilings)
         return lines
+    }
+
+    /// What the two processes' CPU per event allows on this machine's cores, against half of raw.
+    private var catchUpCeilings: [String] {
+        let run = catchUp
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let events = Double(max(run.events, 1))
+        let source = run.source.cpuSeconds * 1e6 / events
+        let receiver = run.receiver.cpuSeconds * 1e6 / events
+        let raw = max(rawIngest.eventsPerSecond, 1e-9)
+        func ceiling(_ microseconds: Double) -> String {
+            let rate = 1e6 / max(microseconds, 1e-9)
+            return "\(Report.grouped(rate)) events/s (\(Report.ratio(rate / raw)) of raw)"
+        }
+        let budget = cores * 1e6 / (raw / 2)
+        return [
+            "- ceilings from these CPU figures: A and B perfectly overlapped on \(Int(cores)) cores, at most "
+                + "\(ceiling((source + receiver) / cores)); A alone with a receiver that cost nothing, "
+                + "\(ceiling(source)); B alone with a source that cost nothing, \(ceiling(receiver))",
+            "- half of raw leaves A and B together \(SyncReport.fixed(budget, 1)) µs of CPU per event on "
+                + "\(Int(cores)) cores; they spent \(SyncReport.fixed(source + receiver, 1))",
+        ]
     }
 
     private var latencyTable: [String] {
