@@ -86,6 +86,57 @@ struct FastFoldPathTests {
         if let fast { #expect(fast == generic, "\(payload)") }
     }
 
+    @Test("A stored state decodes to what Codable decodes, or is left to Codable")
+    func stateDecoderAgreesOnRandomItems() throws {
+        var rng = SplitMix64(seed: 0x57A7E)
+        var decodedFast = 0
+        for _ in 0..<2_000 {
+            var item = Item(id: Self.randomText(&rng))
+            item.name = Self.randomText(&rng)
+            item.quantity = Self.randomInteger(&rng)
+            item.note = Bool.random(using: &rng) ? nil : Self.randomText(&rng)
+            item.deleted = Bool.random(using: &rng)
+            item.lastModifiedMs = Self.randomInteger(&rng)
+            let fast = Item(storedState: item.canonicalJSON)
+            if fast != nil { decodedFast += 1 }
+            #expect(fast == nil || fast == item, "\(item.canonicalJSON)")
+        }
+        // Texts without escapes are the common case and must take the fast path.
+        #expect(decodedFast > 20)
+        var plain = Item(id: "i1")
+        plain.name = "shelf, oak"
+        plain.quantity = -3
+        plain.note = "日本 🦀"
+        plain.lastModifiedMs = 1_796_000_000_000
+        #expect(Item(storedState: plain.canonicalJSON) == plain)
+    }
+
+    @Test(
+        "States the fast path must leave to Codable, or decode exactly alike",
+        arguments: [
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a","note":null,"quantity":3}"#,
+            #"{"deleted":true,"id":"i1","last_modified_ms":-5,"name":"","note":"n","quantity":-3}"#,
+            #"{"id":"i1","deleted":false,"last_modified_ms":5,"name":"a","note":null,"quantity":3}"#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a","quantity":3}"#,
+            #"{"deleted":false,"extra":1,"id":"i1","last_modified_ms":5,"name":"a","note":null,"quantity":3}"#,
+            #"{"deleted":0,"id":"i1","last_modified_ms":5,"name":"a","note":null,"quantity":3}"#,
+            #"{"deleted":false,"id":7,"last_modified_ms":5,"name":"a","note":null,"quantity":3}"#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a","note":1,"quantity":3}"#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a","note":null,"quantity":3.0}"#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":05,"name":"a","note":null,"quantity":3}"#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a\"b","note":null,"quantity":3}"#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a","note":null,"quantity":99999999999999999999}"#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a","note":null,"quantity":3} "#,
+            #"{"deleted":false,"id":"i1","last_modified_ms":5,"name":"a","name":"b","note":null,"quantity":3}"#,
+            "", "{}", "[]", "null",
+        ])
+    func stateDecoderAgreesOnEdgeCases(json: String) {
+        let generic = try? CanonicalJSON.decode(Item.self, from: json)
+        let fast = Item(storedState: json)
+        if generic == nil { #expect(fast == nil, "\(json) does not decode, not as \(String(describing: fast))") }
+        if let fast { #expect(fast == generic, "\(json)") }
+    }
+
     /// A domain without fast paths, as an app writes one.
     struct Counter: EventSourcedEntity {
         enum Event: Codable, Sendable, Equatable { case add(Int64) }
