@@ -26,16 +26,21 @@ struct FastFoldPathTests {
             ? special.randomElement(using: &rng)! : Int64.random(in: -5000...5000, using: &rng)
     }
 
+    static func randomItem(_ rng: inout SplitMix64) -> Item {
+        var item = Item(id: randomText(&rng))
+        item.name = randomText(&rng)
+        item.quantity = randomInteger(&rng)
+        item.note = Bool.random(using: &rng) ? nil : randomText(&rng)
+        item.deleted = Bool.random(using: &rng)
+        item.lastModifiedMs = randomInteger(&rng)
+        return item
+    }
+
     @Test("Item.canonicalJSON equals the Codable encoding for random items")
     func encoderAgrees() {
         var rng = SplitMix64(seed: 0x17E4)
         for _ in 0..<2_000 {
-            var item = Item(id: Self.randomText(&rng))
-            item.name = Self.randomText(&rng)
-            item.quantity = Self.randomInteger(&rng)
-            item.note = Bool.random(using: &rng) ? nil : Self.randomText(&rng)
-            item.deleted = Bool.random(using: &rng)
-            item.lastModifiedMs = Self.randomInteger(&rng)
+            let item = Self.randomItem(&rng)
             #expect(item.canonicalJSON == CanonicalJSON.text(of: item))
         }
     }
@@ -91,12 +96,7 @@ struct FastFoldPathTests {
         var rng = SplitMix64(seed: 0x57A7E)
         var decodedFast = 0
         for _ in 0..<2_000 {
-            var item = Item(id: Self.randomText(&rng))
-            item.name = Self.randomText(&rng)
-            item.quantity = Self.randomInteger(&rng)
-            item.note = Bool.random(using: &rng) ? nil : Self.randomText(&rng)
-            item.deleted = Bool.random(using: &rng)
-            item.lastModifiedMs = Self.randomInteger(&rng)
+            let item = Self.randomItem(&rng)
             let fast = Item(storedState: item.canonicalJSON)
             if fast != nil { decodedFast += 1 }
             #expect(fast == nil || fast == item, "\(item.canonicalJSON)")
