@@ -66,7 +66,7 @@ extension Item: FastFoldingEntity {
     }
 
     /// Read straight from the bytes when the row is exactly what
-    /// `canonicalJSON` writes for names and notes without escapes (a fold
+    /// `canonicalJSON` writes for an id, name and note without escapes (a fold
     /// on top of a stored row decodes one per entity); anything else is left
     /// to `Codable`.
     init?(storedState json: String) {
