@@ -172,14 +172,16 @@ import Testing
         var unsigned = honest
         unsigned.proofs[feed]!.head.signature = nil
         for (bad, why) in [
-            (altered, "signature"), (forged, "signature"), (replayed, "signature"), (unsigned, "not signed"),
+            (altered, RefusalReason.badSignature(origin: "alice")), (forged, .badSignature(origin: "alice")),
+            (replayed, .badSignature(origin: "alice")), (unsigned, .unsignedHead),
         ] {
             let report = try bob.ingest(bad.events, proofs: bad.proofs, keys: Self.keys)
             #expect(report.stored.isEmpty)
-            #expect(report.refused.count == 1 && report.refused[0].reason.contains(why), "\(report.refused)")
+            #expect(report.refused.count == 1 && report.refused[0].reason == why, "\(report.refused)")
         }
         let stranger = try bob.ingest(honest.events, proofs: honest.proofs, keys: FeedKeys())
-        #expect(stranger.refused.first?.reason.contains("no identity key is known for alice") == true)
+        #expect(stranger.refused.first?.reason == .noKey(origin: "alice"))
+        #expect(stranger.refused.first?.description.contains("no identity key is known for alice") == true)
         #expect(try bob.eventCount() == 0)
         #expect(try bob.ingest(honest.events, proofs: honest.proofs, keys: Self.keys).stored.count == 3)
     }

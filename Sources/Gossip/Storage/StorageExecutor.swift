@@ -55,6 +55,9 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         public var stored: [StoredEvent] = []
         /// The heads the commit signed or stored signed, with `stored`.
         public var signed: [SignedHead] = []
+        /// For `.external`: certificates the other process stored that this
+        /// executor had not seen (a `peerd import` keeps the file's).
+        public var certificates: [Certificate] = []
     }
 
     public let name = "storage"
@@ -74,6 +77,9 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     private var cursorAfterLastCommit: VectorCursor
     /// `PRAGMA data_version` at the last look (writer queue only).
     private var dataVersion: Int64
+    /// The bytes of every certificate the log held at the last look, or
+    /// that this executor kept (writer queue only).
+    private var certificatesSeen: Set<[UInt8]>
 
     /// Reads of at most this many events go to the live lane.
     static let liveReadEvents = 512
@@ -99,6 +105,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         bulk = ReaderLane(name: "bulk", log: try EventLog.open(at: path, options: readerOptions), catchUp: true)
         cursorAfterLastCommit = try log.cursor()
         dataVersion = try log.externalChangeCounter()
+        certificatesSeen = Set(try log.certificates())
         externalWrites = ExternalWrites(databasePath: path) { [weak self] in self?.checkExternalWrites() }
     }
 
@@ -252,7 +259,11 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     func keep(_ certificates: [Certificate]) {
         writer.async { [self] in
             guard !closed.load(ordering: .acquiring) else { return }
-            if let failure = LogStorage.keep(log, certificates) { noteFailure(failure, what: "keep certificates") }
+            if let failure = LogStorage.keep(log, certificates) {
+                noteFailure(failure, what: "keep certificates")
+            } else {
+                certificatesSeen.formUnion(certificates.map(\.bytes))
+            }
         }
     }
 
@@ -323,11 +334,24 @@ public final class StorageExecutor: Service, @unchecked Sendable {
                 version != dataVersion
             else { return }
             dataVersion = version
-            guard let cursor = try? log.cursor(), cursor != cursorAfterLastCommit else { return }
+            let certificates = certificatesStoredElsewhere()
+            guard let cursor = try? log.cursor(), cursor != cursorAfterLastCommit || !certificates.isEmpty else {
+                return
+            }
             let stored = Int(clamping: cursorAfterLastCommit.missingCount(from: cursor))
             cursorAfterLastCommit = cursor
-            notify(Change(origin: .external, cursor: cursor, storedCount: stored))
+            notify(Change(origin: .external, cursor: cursor, storedCount: stored, certificates: certificates))
         }
+    }
+
+    /// The certificates in the log this executor has not seen yet (the
+    /// few rows of `certificates`, read after another process committed).
+    private func certificatesStoredElsewhere() -> [Certificate] {
+        guard let all = try? log.certificates() else { return [] }
+        let fresh = all.filter { !certificatesSeen.contains($0) }
+        certificatesSeen.formUnion(fresh)
+        // A certificate that no longer reads (a format this build does not know) is left out, as at start.
+        return fresh.compactMap { try? Certificate(bytes: $0) }
     }
 
     private func notify(_ change: Change) {

@@ -123,10 +123,13 @@ public final class GossipService: Service, @unchecked Sendable {
         storage.observe { [self] change in
             guard change.origin != .ingest else { return }  // the node asked for those itself
             loop.execute { [self] in
+                // Certificates first: a peer hears of a key before the events it verifies.
+                let learned = node.learnStored(change.certificates, now: loop.now)
                 carryOut(
-                    node.localChanged(
-                        cursor: change.cursor, committed: change.stored.map(\.event), signed: change.signed,
-                        now: loop.now))
+                    learned
+                        + node.localChanged(
+                            cursor: change.cursor, committed: change.stored.map(\.event), signed: change.signed,
+                            now: loop.now))
             }
         }
         loop.start()

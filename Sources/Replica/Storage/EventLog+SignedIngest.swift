@@ -15,17 +15,17 @@ extension EventLog {
             report.refusedForked[feed, default: 0] += run.positions.count
             return
         }
-        func refuse(_ reason: String) {
+        func refuse(_ reason: RefusalReason) {
             report.refused.append(RefusedRun(feed: feed, count: run.positions.count, reason: reason))
         }
-        guard let proof else { return refuse("no signed head came with them") }
-        guard proof.head.signature != nil else { return refuse("their head is not signed") }
-        guard !keys.isEmpty else { return refuse("no identity key is known for \(feed.origin)") }
+        guard let proof else { return refuse(.noProof) }
+        guard proof.head.signature != nil else { return refuse(.unsignedHead) }
+        guard !keys.isEmpty else { return refuse(.noKey(origin: feed.origin)) }
         let first = batch[run.positions[0]].seq
         guard first >= 1,
             run.positions.enumerated().allSatisfy({ batch[$1].seq == first + UInt64($0) }),
             batch[run.positions.last!].seq == proof.head.seq
-        else { return refuse("they are not one run ending at the signed head \(proof.head.seq)") }
+        else { return refuse(.notOneRun(headSeq: proof.head.seq)) }
         var events: [Event] = []
         events.reserveCapacity(run.positions.count)
         for position in run.positions {
@@ -34,7 +34,7 @@ extension EventLog {
             case .failure(let reason):
                 report.invalid.append(InvalidEvent(feed: feed, seq: batch[position].seq, reason: reason.description))
                 try quarantine(batch[position], reason: "invalid: \(reason)", held: nil, wallMs: run.wallMs)
-                return refuse("seq \(batch[position].seq) is invalid: \(reason)")
+                return refuse(.invalidEvent(seq: batch[position].seq, reason: reason.description))
             }
         }
         let head = try feedRow.map { try headSeq(feedRow: $0) } ?? 0
@@ -48,7 +48,7 @@ extension EventLog {
             if let validBeforeMs, event.timeMs < validBeforeMs, cut?.seq == event.seq - 1 { cut = (event.seq, link) }
         }
         guard link == proof.head.link, proof.head.isSigned(byOneOf: keys) else {
-            return refuse("the origin's signature does not cover them (altered, or not signed by \(feed.origin))")
+            return refuse(.badSignature(origin: feed.origin))
         }
         // Verified. Does it continue what this replica holds?
         if let feedRow, head > 0 {

@@ -39,9 +39,78 @@ public struct RefusedRun: Sendable, Hashable, CustomStringConvertible {
     public var feed: FeedID
     /// How many events of the feed the batch offered.
     public var count: Int
-    public var reason: String
+    public var reason: RefusalReason
+
+    public init(feed: FeedID, count: Int, reason: RefusalReason) {
+        self.feed = feed
+        self.count = count
+        self.reason = reason
+    }
 
     public var description: String { "refused \(count) event(s) of feed \(feed): \(reason)" }
+}
+
+/// Why a feed's run was refused by verification (docs/protocol.md "Signed feeds").
+public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
+    /// The batch carried no proof for the feed.
+    case noProof
+    /// The head that came with the run is not signed (its sender holds no signature there).
+    case unsignedHead
+    /// No identity key is known for the feed's origin: no certificate of it reached this replica.
+    case noKey(origin: String)
+    /// The events are not one run of seqs ending at the signed head's seq.
+    case notOneRun(headSeq: UInt64)
+    /// An event of the run breaks the event model.
+    case invalidEvent(seq: UInt64, reason: String)
+    /// The chain does not end at the head, or the head's signature is by no key known for the origin.
+    case badSignature(origin: String)
+
+    /// A short name for metrics and JSON: `no_proof`, `unsigned`, `no_key`,
+    /// `not_one_run`, `invalid`, `bad_signature`.
+    public var code: String {
+        switch self {
+        case .noProof: "no_proof"
+        case .unsignedHead: "unsigned"
+        case .noKey: "no_key"
+        case .notOneRun: "not_one_run"
+        case .invalidEvent: "invalid"
+        case .badSignature: "bad_signature"
+        }
+    }
+
+    /// Every code, in a fixed order (for a metric's labels).
+    public static let codes = ["no_proof", "unsigned", "no_key", "not_one_run", "invalid", "bad_signature"]
+
+    public var description: String {
+        switch self {
+        case .noProof: "no signed head came with them"
+        case .unsignedHead: "their head is not signed"
+        case .noKey(let origin): "no identity key is known for \(origin)"
+        case .notOneRun(let seq): "they are not one run ending at the signed head \(seq)"
+        case .invalidEvent(let seq, let reason): "seq \(seq) is invalid: \(reason)"
+        case .badSignature(let origin):
+            "the origin's signature does not cover them (altered, or not signed by \(origin))"
+        }
+    }
+
+    /// What would let this replica take the feed, for a person reading `peerd status`.
+    public var remedy: String {
+        switch self {
+        case .noKey(let origin):
+            "no certificate of \(origin) has reached this replica: connect it to a replica that holds one "
+                + "(\(origin) itself, or one that imported an export of it), or import an export of "
+                + "\(origin)'s feed (the file carries the certificate); in a cluster with an admin key, "
+                + "\(origin) needs a certificate from that admin (`peerd invite`)"
+        case .noProof, .unsignedHead, .notOneRun:
+            "the sending replica holds no signature for where these events end; they are taken from a replica "
+                + "that does (the origin, or one that received them signed), and from this peer once it does"
+        case .invalidEvent:
+            "the event is quarantined (`peerd check`); the feed stops before it on this replica"
+        case .badSignature:
+            "the sending replica's copy of the feed was altered, or another key signed it; the origin's own "
+                + "copy is taken from any replica that holds it unaltered"
+        }
+    }
 }
 
 /// Two different events claim the same feed slot.

@@ -1,4 +1,5 @@
 import PeerNet
+import Replica
 
 /// One known peer as `peerd peers` shows it: how it was found, where it
 /// is, whether it is connected, and how far apart the two replicas are.
@@ -52,6 +53,9 @@ public struct PeerRow: Sendable, Hashable {
     /// different events at the same positions on the two sides (a fork, e.g.
     /// a replica restored from an old copy that wrote again).
     public var diverged = false
+    /// Feeds this node refused from this peer's replica for failing
+    /// verification, and holds no events of since (`SyncNode.refusedFeeds`).
+    public var refusedFeeds: [FeedRefusal] = []
 }
 
 extension SyncNode {
@@ -87,6 +91,7 @@ extension SyncNode {
             }
             if let replicaID = row.replicaID, let at = lastInSyncAt(replicaID) { row.lastSyncAgoMs = now - at }
             row.clockSkewMs = row.replicaID.flatMap { clockSkewMs(ofReplica: $0) }
+            row.refusedFeeds = refusedFeeds(from: row.replicaID)
             rows.append(row)
         }
         for id in manager.connections.keys.sorted() where !shown.contains(id) {
@@ -98,9 +103,15 @@ extension SyncNode {
             fill(&row, connection: id)
             if let replicaID = row.replicaID, let at = lastInSyncAt(replicaID) { row.lastSyncAgoMs = now - at }
             row.clockSkewMs = row.replicaID.flatMap { clockSkewMs(ofReplica: $0) }
+            row.refusedFeeds = refusedFeeds(from: row.replicaID)
             rows.append(row)
         }
         return rows
+    }
+
+    private func refusedFeeds(from replicaID: String?) -> [FeedRefusal] {
+        guard let replicaID else { return [] }
+        return refusedFeeds.filter { $0.peer == replicaID }
     }
 
     /// Whether the session's peer holds our cursor but another state (see `PeerRow.diverged`).

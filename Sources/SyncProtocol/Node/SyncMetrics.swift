@@ -32,6 +32,9 @@ public struct SyncMetrics: Sendable, Hashable {
     public var eventsRejectedForked = 0
     /// Feeds quarantined by a fork proof.
     public var forkedFeeds = 0
+    /// Feeds refused from peers for failing verification and not held
+    /// since (`SyncNode.refusedFeeds`), by `RefusalReason.code`.
+    public var feedsRefused: [String: Int] = [:]
     /// Distinct feed slots (feed and seq) where a fork was seen.
     public var forksDetected = 0
     /// Bytes on the wire over every connection, closed ones included.

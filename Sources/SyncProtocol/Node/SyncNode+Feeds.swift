@@ -49,20 +49,48 @@ extension SyncNode {
 
     /// Certificates a peer sent (`from`), or a peer's own from its hello:
     /// each new one is kept, stored and passed on to every other peer.
-    mutating func learn(_ learned: [Certificate], from source: ConnectionID) -> [Effect] {
+    /// Runs the sending peer declined go to it again: it may have learned
+    /// the key it lacked (docs/protocol.md "Runs a peer declined").
+    mutating func learn(_ learned: [Certificate], from source: ConnectionID, now: Milliseconds) -> [Effect] {
+        var effects = perform(sessions[source]?.certificatesExchanged() ?? [], on: source, now: now)
         let fresh = learned.filter { keep($0) }
+        guard !fresh.isEmpty else { return effects }
+        effects.append(.keepCertificates(fresh))
+        return effects + passOn(fresh, except: source, now: now)
+    }
+
+    /// Certificates another process stored in the log (a `peerd import`
+    /// while the daemon runs): each one this node did not hold is kept
+    /// and passed on to every peer, exactly as if a peer had sent it, so
+    /// that the events it verifies travel on with their proofs.
+    public mutating func learnStored(_ stored: [Certificate], now: Milliseconds) -> [Effect] {
+        let fresh = stored.filter { keep($0) }
         guard !fresh.isEmpty else { return [] }
-        return [.keepCertificates(fresh)]
-            + sessions.keys.sorted().filter { $0 != source && sessions[$0]?.peer != nil }.map {
-                .send($0, .certificates(fresh))
-            }
+        emit(
+            LogRecord(
+                .info, "certificates learned from the log",
+                [("replicas", fresh.map(\.replicaID).joined(separator: ","))]))
+        return passOn(fresh, except: nil, now: now)
+    }
+
+    /// Sends fresh certificates to every identified session but `excluded`,
+    /// and sends again there what each peer declined for want of a key.
+    private mutating func passOn(_ fresh: [Certificate], except excluded: ConnectionID?, now: Milliseconds)
+        -> [Effect]
+    {
+        var effects: [Effect] = []
+        for id in sessions.keys.sorted() where id != excluded && sessions[id]?.peer != nil {
+            effects.append(.send(id, .certificates(fresh)))
+            effects += perform(sessions[id]!.certificatesExchanged(), on: id, now: now)
+        }
+        return effects
     }
 
     /// What a newly identified peer hears first: the certificates and fork proofs this node holds.
-    mutating func greet(_ id: ConnectionID, hello: Hello) -> [Effect] {
+    mutating func greet(_ id: ConnectionID, hello: Hello, now: Milliseconds) -> [Effect] {
         var effects: [Effect] = []
         if let certificate = sessions[id]?.peerIdentity?.certificate {
-            effects += learn([certificate], from: id)
+            effects += learn([certificate], from: id, now: now)
         } else if let key = sessions[id]?.peerIdentity?.publicKey, configuration.session.trust.adminKey == nil {
             feedKeys.add(key, for: hello.replicaID)
         }
@@ -137,11 +165,16 @@ extension SyncNode {
         return kept
     }
 
-    /// Counts and logs the runs an ingest refused for failing verification.
-    mutating func noteRefusedRuns(_ report: IngestReport, from peer: String) {
+    /// Counts, logs and keeps (`refusedFeeds`) the runs an ingest refused
+    /// for failing verification.
+    mutating func noteRefusedRuns(_ report: IngestReport, from peer: String, now: Milliseconds) {
         for run in report.refused {
             counters.eventsRejectedSignature += run.count
-            emit(LogRecord(.warning, "refused unverifiable events", [("peer", peer), ("detail", run.description)]))
+            refusals.note(run, from: peer, now: now)
+            emit(
+                LogRecord(
+                    .warning, "refused unverifiable events",
+                    [("peer", peer), ("detail", run.description), ("fix", run.reason.remedy)]))
         }
         counters.eventsRejectedForked += report.refusedForked.values.reduce(0, +)
         counters.eventsRejectedRevoked += report.refusedRevoked

@@ -22,6 +22,7 @@ extension SyncNode {
         metrics.peersConnected = sessions.values.filter { $0.peer != nil }.count
         metrics.peersDiverged = sessions.values.filter(diverges).count
         metrics.forkedFeeds = forkProofs.count
+        metrics.feedsRefused = refusals.countsByReason
         metrics.syncLagEvents = sessions.values.reduce(0) { total, session in
             let (sum, overflow) = total.addingReportingOverflow(session.progress.toReceive)
             return overflow ? UInt64.max : sum

@@ -133,7 +133,7 @@ extension SyncNode {
                 recent.remember(done.report.stored.lazy.map(\.event), signed: done.signed)
             }
             record(done.report, from: peer)
-            noteRefusedRuns(done.report, from: peer)
+            noteRefusedRuns(done.report, from: peer, now: now)
             var answers: [SyncSession.Directive] = []
             let fresh = Self.newEvents(in: batches, stored: done.report.stored)
             let direct = configuration.session.prunesLinks ? directOrigins : []

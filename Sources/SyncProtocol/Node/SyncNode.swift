@@ -131,6 +131,8 @@ public struct SyncNode: Sendable {
     var forkProofs: [FeedID: ForkProof] = [:]
     /// Feeds that peers announced over pruned links beyond our head, awaited from the eager ones.
     var awaited: [FeedID: AwaitedFeed] = [:]
+    /// Feeds refused from peers for failing verification, until events of them are stored.
+    var refusals = FeedRefusals()
 
     /// A node whose log holds `cursor`.
     public init(
@@ -269,12 +271,13 @@ public struct SyncNode: Sendable {
     /// Raises `cursor` to `fresh`, feed by feed (a log only grows, so an
     /// answer that was overtaken never lowers it); true when it moved.
     mutating func raiseCursor(to fresh: VectorCursor) -> Bool {
-        var moved = false
+        var moved: Set<FeedID> = []
         for (feed, head) in fresh.heads where head > cursor[feed] {
             cursor[feed] = head
-            moved = true
+            moved.insert(feed)
         }
-        return moved
+        refusals.resolve(moved)
+        return !moved.isEmpty
     }
 
     /// Closes every session with a goodbye; a clean stop also leaves the
@@ -323,9 +326,9 @@ public struct SyncNode: Sendable {
                 effects += carryOut(directives, now: now)
                 effects += exchangePeers(on: id, hello: hello)
                 if !revoked.isEmpty { effects.append(.send(id, .revocations(revocations))) }
-                effects += greet(id, hello: hello)
+                effects += greet(id, hello: hello, now: now)
             case .learnedCertificates(let learned):
-                effects += learn(learned, from: id)
+                effects += learn(learned, from: id, now: now)
             case .learnedForkProofs(let proofs):
                 effects += learn(proofs, from: id, foundHere: false, now: now)
             case .learnedHeads(let heads):

@@ -31,6 +31,14 @@ extension SyncSession {
         /// their own link failed to bring them, so a connected origin does
         /// not prune them here.
         var grafted: Set<String> = []
+        /// Per batch sent and not acknowledged yet: the highest seq it carries per feed.
+        var inFlight: [UInt64: VectorCursor] = [:]
+        /// Feeds whose run the peer acknowledged without taking it (it could
+        /// not verify it: no key for the origin, no signature where the run
+        /// ended). They go again once something that may let it take them
+        /// changes (`retryDeclined`): our head of the feed moves, or
+        /// certificates cross the connection. Never every round.
+        var declined: Set<FeedID> = []
         var readPending = false
         /// A page read while the window was full, to go as the next batch
         /// the moment an ack opens it (so the link does not wait for a read).
@@ -71,6 +79,24 @@ extension SyncSession {
         mutating func received(_ batch: EventBatch) {
             receivedBatchIDs = batch.batchID
             raisePeerHeads(batch.heads)
+        }
+
+        /// The peer acknowledged batch `batchID` with its heads of the
+        /// batch's feeds: a feed it did not take up to the batch's end is
+        /// declined until `retryDeclined` sends it again.
+        mutating func acknowledged(_ batchID: UInt64, heads: VectorCursor) {
+            raisePeerHeads(heads)
+            guard let sent = inFlight.removeValue(forKey: batchID) else { return }
+            for (feed, end) in sent.heads {
+                if peerHeads[feed] >= end { declined.remove(feed) } else { declined.insert(feed) }
+            }
+        }
+
+        /// Declined feeds among `feeds` go again from what the peer holds.
+        mutating func retryDeclined(_ feeds: some Sequence<FeedID>) {
+            for feed in feeds where declined.remove(feed) != nil && sentHeads[feed] > peerHeads[feed] {
+                sentHeads[feed] = peerHeads[feed]
+            }
         }
 
         mutating func raisePeerHeads(_ heads: VectorCursor) {
@@ -118,6 +144,7 @@ extension SyncSession {
             guard unacknowledged < room else { return [] }
             heldPage = nil
             let batch = EventBatch(batchID: nextBatchID, events: page.events, proofs: page.proofs)
+            inFlight[batch.batchID] = batch.heads
             nextBatchID += 1
             unacknowledged += 1
             return [.send(.events(batch))]

@@ -262,7 +262,7 @@ public struct SyncSession: Sendable {
             state = .idle
             defer { state = .syncing(syncing) }
             syncing.unacknowledged -= 1
-            syncing.raisePeerHeads(heads)
+            syncing.acknowledged(batchID, heads: heads)
             return syncing.sendHeldPage(configuration: configuration)
                 + syncing.pump(localCursor: localCursor, configuration: configuration)
         case (.syncing(var syncing), .prune(let origins)):
@@ -287,14 +287,38 @@ public struct SyncSession: Sendable {
         }
     }
 
-    /// Our log changed (a local append, or events from any peer).
+    /// Our log changed (a local append, or events from any peer). A feed
+    /// the peer declined whose head moved here goes again from what the
+    /// peer holds: the new events may come with a proof it can verify.
     public mutating func localCursorChanged(_ cursor: VectorCursor) -> [Directive] {
+        let previous = localCursor
         localCursor = peer == nil ? cursor : visible(cursor)
         if peerScopes != nil { hidesFeeds = localCursor != cursor }
-        guard configuration.livePush, case .syncing(var syncing) = state else { return [] }
+        guard case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
+        if !syncing.declined.isEmpty {
+            syncing.retryDeclined(syncing.declined.filter { localCursor[$0] != previous[$0] })
+        }
+        guard configuration.livePush else { return [] }
         return syncing.pump(localCursor: localCursor, configuration: configuration)
+    }
+
+    /// Certificates crossed the connection (sent or received): the feeds
+    /// the peer declined go again from what it holds, since a key it lacked
+    /// may have reached it (docs/protocol.md "Runs a peer declined").
+    public mutating func certificatesExchanged() -> [Directive] {
+        guard case .syncing(var syncing) = state, !syncing.declined.isEmpty else { return [] }
+        state = .idle
+        defer { state = .syncing(syncing) }
+        syncing.retryDeclined(syncing.declined)
+        return syncing.pump(localCursor: localCursor, configuration: configuration)
+    }
+
+    /// Feeds the peer acknowledged without taking them, waiting for a reason to go again.
+    public var declinedFeeds: Set<FeedID> {
+        if case .syncing(let syncing) = state { return syncing.declined }
+        return []
     }
 
     /// The shell read the events a `.readEvents` asked for.
