@@ -13,7 +13,7 @@ let commands: [Command] = [
     ItemCommands.all,
     SessionCommands.all,
     ReadCommands.all,
-    TransferCommands.all,
+    [ExportCommand.command, ImportCommand.command],
     [CheckCommand.command],
     [LabCommand.command],
 ].flatMap { $0 }

@@ -1,5 +1,6 @@
 import DaemonClient
 import Foundation
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -67,5 +68,75 @@ struct ImportTravelTests {
         #expect(try c.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(c.stderr)")
         #expect(c.logLines(containing: "peer identified", "peer=\(try replicaID("a"))").isEmpty, "\(c.stderr)")
         _ = b
+    }
+
+    /// The JSON of a daemon's `GET path`.
+    func json(_ daemon: Daemon, _ path: String) throws -> JSONValue {
+        try JSONValue.parse(try daemon.api!.request("GET", path).text)
+    }
+
+    @Test(
+        "a feed refused for want of a key shows in peerd status, /status, /peers and the metrics, and is taken once the key arrives"
+    )
+    func aRefusalIsShownAndHealsWhenTheKeyArrives() throws {
+        try temp.cluster("a", ["b", "o"])
+        let (originID, file) = try exportFromO()
+        let aID = try replicaID("a")
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        #expect(b.waitForLog("peer identified"), "\(b.stderr)")
+        // O's events and heads reach a's file without O's certificate (as a build before this one stored them).
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
+        let events = try lines.filter { $0.hasPrefix(#"{"replica_event_id""#) }.map {
+            try EventJSON.event(fromLine: $0)
+        }
+        let proofs = try lines.filter { $0.hasPrefix(#"{"signed_head""#) || $0.hasPrefix(#"{"certificate""#) }.map {
+            try ExportProof.parse($0)
+        }
+        let aLog = try Peek.log(temp.url("a"))
+        try aLog.ingest(events)
+        try aLog.adoptSignedHeads(proofs.compactMap { if case .signedHead(let head) = $0 { head } else { nil } })
+
+        let refused = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
+            try b.metric(#"peersync_feeds_refused{reason="no_key"}"#) == 1
+        }
+        #expect(refused, "\(b.stderr)")
+        let status = try json(b, "/status")
+        guard case .array(let refusals)? = status["refused_feeds"], let refusal = refusals.first else {
+            Issue.record("no refused_feeds in /status: \(status)")
+            return
+        }
+        #expect(refusal["replica_id"] == .string(originID) && refusal["scope"] == .string("default"))
+        #expect(refusal["peer"] == .string(aID) && refusal["reason"] == .string("no_key"))
+        #expect(refusal["events"] == .int(2))
+        #expect(
+            refusal["message"]?.stringValue?.contains("no certificate of \(originID) has reached this replica") == true)
+        let text = try temp.peerdOK(["status"], "b")
+        #expect(text.contains("refused     refused 2 event(s) of feed \(originID)/default from peer \(aID)"), "\(text)")
+        #expect(text.contains("import an export of \(originID)'s feed"), "\(text)")
+        guard case .array(let rows)? = try json(b, "/peers")["peers"],
+            let row = rows.first(where: { $0["replica_id"] == .string(aID) }),
+            case .array(let rowRefusals)? = row["refused_feeds"]
+        else {
+            Issue.record("no /peers row for a with refused_feeds")
+            return
+        }
+        #expect(rowRefusals.first?["reason"] == .string("no_key"))
+
+        // O's certificate reaches a's file: a's daemon passes it on and sends the declined feed again.
+        try aLog.storeCertificates(
+            proofs.compactMap { proof in
+                guard case .certificate(let bytes) = proof, let certificate = try? Certificate(bytes: bytes) else {
+                    return nil
+                }
+                return (certificate.replicaID, bytes)
+            })
+        let healed = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
+            try heldEvents(of: originID, in: "b") == 2
+        }
+        #expect(healed, "b takes O's events once the key arrived; b's log:\n\(b.stderr)")
+        #expect(try b.metric(#"peersync_feeds_refused{reason="no_key"}"#) == 0)
+        #expect(try json(b, "/status")["refused_feeds"] == .array([]))
+        _ = a
     }
 }

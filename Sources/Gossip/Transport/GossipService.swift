@@ -224,6 +224,12 @@ public final class GossipService: Service, @unchecked Sendable {
         onLoop { service in service.carryOut(service.node.learn(revocations, from: nil, now: service.loop.now)) } != nil
     }
 
+    /// The feeds the node refused from peers for failing verification and
+    /// holds no events of since; see `SyncNode.refusedFeeds`.
+    public func refusedFeeds() -> [FeedRefusal] {
+        onLoop { $0.node.refusedFeeds } ?? []
+    }
+
     /// The revocations the node holds.
     public func revocations() -> [Revocation] {
         onLoop { $0.node.revocations } ?? []

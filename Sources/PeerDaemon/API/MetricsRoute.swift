@@ -35,6 +35,13 @@ extension DaemonAPI {
         text.gauge(
             "peersync_forked_feeds", "Feeds quarantined by a fork proof: neither taken nor served.",
             Double(sync.forkedFeeds))
+        text.header(
+            "peersync_feeds_refused",
+            "Feeds refused from peers for failing verification and not held since, by reason.",
+            "gauge")
+        for reason in RefusalReason.codes {
+            text.sample("peersync_feeds_refused", ["reason": reason], Double(sync.feedsRefused[reason] ?? 0))
+        }
         text.gauge("peersync_poison_events", "Stored events whose payload no fold can decode.", Double(replica.poison))
         text.gauge("peersync_peers_connected", "Peers with an open, identified session.", Double(sync.peersConnected))
         text.gauge(

@@ -25,6 +25,8 @@ struct PeerList: Codable {
         var identity: IdentityReport?
         /// Same cursor, other state: the two hold different events at the same feed positions.
         var diverged: Bool
+        /// Feeds refused from this peer for failing verification, held by no event since.
+        var refused_feeds: [RefusedFeedReport]
     }
 
     /// Wall-clock time of the snapshot, in ms since 1970.
@@ -49,7 +51,8 @@ struct PeerList: Codable {
                 events_to_send: row.eventsToSend, in_sync: row.inSync,
                 state_hash: row.stateIsCurrent ? row.stateHash : nil,
                 event_count: row.stateIsCurrent ? row.eventCount : nil,
-                clock_skew_ms: row.clockSkewMs, identity: row.identity.map(IdentityReport.init), diverged: row.diverged)
+                clock_skew_ms: row.clockSkewMs, identity: row.identity.map(IdentityReport.init), diverged: row.diverged,
+                refused_feeds: row.refusedFeeds.map(RefusedFeedReport.init))
         }
     }
 

@@ -38,6 +38,7 @@ extension DaemonAPI {
                 }
             },
             revoked: service.revocations().map(RevokedReplica.init),
+            refused_feeds: service.refusedFeeds().map(RefusedFeedReport.init),
             clock_skew_ms: Dictionary(
                 rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
                 uniquingKeysWith: max))
@@ -102,6 +103,8 @@ struct DaemonStatus: Codable {
     var peer_identities: [PeerIdentityReport]
     /// The replicas the cluster's admin revoked, as this node knows.
     var revoked: [RevokedReplica]
+    /// Feeds refused from peers for failing verification, held by no event since.
+    var refused_feeds: [RefusedFeedReport]
     var storage: StorageReport
     var sync: Sync
     /// Per peer replica: the most its event times were ahead of our clock.
@@ -109,20 +112,22 @@ struct DaemonStatus: Codable {
 
     init(
         replica: ReplicaStatus, role: String, identity: IdentityReport, storage: StorageReport, sync: Sync,
-        peer_identities: [PeerIdentityReport], revoked: [RevokedReplica], clock_skew_ms: [String: Int64]
+        peer_identities: [PeerIdentityReport], revoked: [RevokedReplica], refused_feeds: [RefusedFeedReport],
+        clock_skew_ms: [String: Int64]
     ) {
         self.replica = replica
         self.role = role
         self.identity = identity
         self.peer_identities = peer_identities
         self.revoked = revoked
+        self.refused_feeds = refused_feeds
         self.storage = storage
         self.sync = sync
         self.clock_skew_ms = clock_skew_ms
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, identity, storage, sync, peer_identities, revoked, clock_skew_ms
+        case role, identity, storage, sync, peer_identities, revoked, refused_feeds, clock_skew_ms
     }
 
     var text: String {
@@ -140,6 +145,7 @@ struct DaemonStatus: Codable {
         for replica in revoked {
             lines.append("revoked     \(replica.replica_id) at \(IdentityError.time(replica.revoked_ms))")
         }
+        lines += refused_feeds.map(\.text)
         for (peer, skew) in clock_skew_ms.sorted(by: { $0.key < $1.key }) {
             lines.append("clock skew  \(peer) ahead by \(skew) ms")
         }
@@ -154,6 +160,7 @@ struct DaemonStatus: Codable {
         try container.encode(identity, forKey: .identity)
         try container.encode(peer_identities, forKey: .peer_identities)
         try container.encode(revoked, forKey: .revoked)
+        try container.encode(refused_feeds, forKey: .refused_feeds)
         try container.encode(storage, forKey: .storage)
         try container.encode(sync, forKey: .sync)
         try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
@@ -166,6 +173,7 @@ struct DaemonStatus: Codable {
         identity = try container.decode(IdentityReport.self, forKey: .identity)
         peer_identities = try container.decode([PeerIdentityReport].self, forKey: .peer_identities)
         revoked = try container.decode([RevokedReplica].self, forKey: .revoked)
+        refused_feeds = try container.decode([RefusedFeedReport].self, forKey: .refused_feeds)
         storage = try container.decode(StorageReport.self, forKey: .storage)
         sync = try container.decode(Sync.self, forKey: .sync)
         clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)

@@ -144,6 +144,11 @@ enum IdentityCommands {
         guard !scopes.contains("") else {
             throw UsageError.badValue(text, of: option, "needs scope names separated by commas")
         }
+        // `peersync/…` names are the protocol's (a vouch's read scope, docs/identity.md).
+        if let reserved = scopes.first(where: { $0.hasPrefix("peersync/") }) {
+            throw UsageError.badValue(
+                text, of: option, "names \(reserved); scopes beginning with peersync/ are reserved")
+        }
         return Array(Set(scopes)).sorted()
     }
 

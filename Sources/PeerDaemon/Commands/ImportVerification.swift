@@ -2,75 +2,186 @@ import Foundation
 import Replica
 import SyncProtocol
 
-/// What `peerd import` checks before it stores anything, as sync does
-/// (docs/events.md "Signed exports"): every feed of the file is one run
-/// from seq 1 whose chain ends at a head its origin signed, with a key
-/// from a certificate this replica trusts; only this replica's own feeds
-/// may come without one (it is their origin and signs them as it stores them).
+/// What `peerd import` checks before it stores anything, as sync checks a
+/// page (docs/events.md "Import"): every feed of the file is one run, from
+/// seq 1 or from a `base` line whose seq and link this replica holds, whose
+/// chain ends at a head its origin signed with a key from a certificate
+/// this replica trusts. Only this replica's own feeds may come without one
+/// (it is their origin and signs them as it stores them), and, with
+/// `--vouch`, the feeds of origins that never signed (docs/identity.md
+/// "Vouching for unsigned history"). The file is read once, keeping only
+/// each feed's running chain link, so memory does not grow with the file.
 struct ImportVerification {
-    /// Per feed: the last seq read, its chain link, and the line of its first event.
-    private var chains: [FeedID: (seq: UInt64, link: [UInt8], firstLine: Int)] = [:]
-    private(set) var heads: [(head: SignedHead, line: Int)] = []
-    private(set) var certificates: [Certificate] = []
+    /// One feed's run as read so far.
+    private struct Chain {
+        var seq: UInt64
+        var link: [UInt8]
+        /// The line of its first event, or of its base.
+        let firstLine: Int
+    }
+
+    private var chains: [FeedID: Chain] = [:]
+    /// The file's signed heads, each with its line and, when it came right
+    /// after the event at its seq (a signed point), the chain link there.
+    private var heads: [(head: SignedHead, line: Int, linkThen: [UInt8]?)] = []
+    private var bases: [(base: SignedHead, line: Int)] = []
+    private var certificates: [Certificate] = []
     private var failure: String?
 
-    /// Takes the file's lines in order.
+    /// Takes the file's event lines in order.
     mutating func take(_ event: Event, line: Int) {
         guard failure == nil else { return }
-        let chain = chains[event.feed] ?? (0, FeedChain.genesis, line)
+        let chain = chains[event.feed] ?? Chain(seq: 0, link: FeedChain.genesis, firstLine: line)
         guard event.seq == chain.seq + 1 else {
+            let from = chain.seq == 0 ? "seq 1" : "seq \(chain.seq + 1)"
             failure =
-                "line \(line): feed \(event.feed) jumps from seq \(chain.seq) to \(event.seq); a signed export "
-                + "holds each feed from seq 1 in order"
+                "line \(line): feed \(event.feed) jumps from seq \(chain.seq) to \(event.seq); an export holds each "
+                + "feed in seq order from \(from)"
             return
         }
         // The chain covers the event as the log stores it (one the ingest refuses fails its feed's head).
-        chains[event.feed] = (
-            event.seq, FeedChain.link(after: chain.link, EventLog.canonical(event) ?? event), chain.firstLine
-        )
+        chains[event.feed] = Chain(
+            seq: event.seq, link: FeedChain.link(after: chain.link, EventLog.canonical(event) ?? event),
+            firstLine: chain.firstLine)
     }
 
-    mutating func take(_ proof: ExportProof, line: Int) throws {
+    /// Takes the file's other lines in order.
+    mutating func take(_ proof: ExportProof, line: Int) {
+        guard failure == nil else { return }
         switch proof {
-        case .signedHead(let head): heads.append((head, line))
+        case .signedHead(let head):
+            let chain = chains[head.feed]
+            heads.append((head, line, chain?.seq == head.seq ? chain?.link : nil))
+        case .base(let base):
+            guard chains[base.feed] == nil else {
+                failure = "line \(line): the base of feed \(base.feed) comes after events of it; it must come first"
+                return
+            }
+            chains[base.feed] = Chain(seq: base.seq, link: base.link, firstLine: line)
+            bases.append((base, line))
         case .certificate(let bytes):
             do {
                 certificates.append(try Certificate(bytes: bytes))
             } catch {
-                failure = failure ?? "line \(line): \(error)"
+                failure = "line \(line): \(error)"
             }
         }
     }
 
-    /// Throws, naming the line, unless every feed verifies. `keys` are the
-    /// keys this replica already trusts; `adminKey` decides which of the
-    /// file's certificates add to them (the admin's; in an open cluster,
-    /// self-signed ones).
-    func check(replicaID: String, keys known: FeedKeys, adminKey: [UInt8]?) throws {
-        if let failure { throw CommandError(failure + "; nothing was imported") }
-        var keys = known
-        for certificate in certificates where certificate.adminKey == (adminKey ?? certificate.publicKey) {
-            keys.add(certificate.publicKey, for: certificate.replicaID)
-        }
-        var signed: Set<FeedID> = []
-        for (head, line) in heads {
-            guard let chain = chains[head.feed], chain.seq == head.seq, chain.link == head.link else {
-                throw CommandError(
+    /// What the check needs of the importing replica.
+    struct Replica {
+        var replicaID: String
+        /// The keys it trusts already: its own and those of the certificates it keeps.
+        var keys: FeedKeys
+        /// Its admin's key; `nil` in an open cluster.
+        var adminKey: [UInt8]?
+        /// Origins it holds a certificate of their own for: they sign their feeds.
+        var signingOrigins: Set<String>
+        /// Its cursor.
+        var cursor: VectorCursor
+        /// Its chain link of a feed at a seq it holds.
+        var link: (FeedID, UInt64) throws -> [UInt8]
+        /// `--vouch`: feeds of origins that never signed may come unsigned.
+        var vouching = false
+    }
+
+    /// The import's plan, or an error naming the first line that does not verify.
+    func plan(for replica: Replica) throws -> ImportPlan {
+        if let failure { throw Self.refusal(failure) }
+        var keys = replica.keys
+        let trusted = certificates.filter { $0.adminKey == (replica.adminKey ?? $0.publicKey) }
+        for certificate in trusted { keys.add(certificate.publicKey, for: certificate.replicaID) }
+        var plan = ImportPlan(certificates: trusted)
+        var signedToEnd: Set<FeedID> = []
+        for (head, line, linkThen) in heads {
+            guard let chain = chains[head.feed], let link = linkThen ?? (chain.seq == head.seq ? chain.link : nil),
+                link == head.link
+            else {
+                throw Self.refusal(
                     "line \(line): the signed head of feed \(head.feed) at seq \(head.seq) does not match the "
-                        + "file's events of that feed (altered, reordered or cut); nothing was imported")
+                        + "file's events of that feed (altered, reordered or cut)")
             }
             guard head.isSigned(byOneOf: keys.keys(for: head.feed)) else {
-                throw CommandError(
+                throw Self.refusal(
                     "line \(line): the head of feed \(head.feed) is not signed by a key this replica trusts for "
-                        + "\(head.feed.origin) (forged, or no certificate of it); nothing was imported")
+                        + "\(head.feed.origin) (forged, or no certificate of it)")
             }
-            signed.insert(head.feed)
+            plan.heads[head.feed, default: []].append(head)
+            if head.seq == chain.seq { signedToEnd.insert(head.feed) }
         }
+        for feed in plan.heads.keys { plan.heads[feed]!.sort { $0.seq < $1.seq } }
+        try checkBases(against: replica)
         for (feed, chain) in chains.sorted(by: { $0.value.firstLine < $1.value.firstLine })
-        where !signed.contains(feed) && feed.origin != replicaID {
-            throw CommandError(
-                "line \(chain.firstLine): the events of feed \(feed) come without its origin's signed head; "
-                    + "import them from a `peerd export` of a replica that holds them signed; nothing was imported")
+        where !signedToEnd.contains(feed) && feed.origin != replica.replicaID {
+            if bases.contains(where: { $0.base.feed == feed && $0.base.seq == chain.seq }) { continue }  // no events
+            if let last = plan.heads[feed]?.last {
+                throw Self.refusal(
+                    "line \(chain.firstLine): the events of feed \(feed) run to seq \(chain.seq), past its last "
+                        + "signed head (seq \(last.seq)): the file was cut or altered")
+            }
+            guard replica.vouching else {
+                throw Self.refusal(
+                    "line \(chain.firstLine): the events of feed \(feed) come without its origin's signed head; "
+                        + "import them from a `peerd export` of a replica that holds them signed, or, for history "
+                        + "written before signed feeds or by another system, vouch for it with `peerd import FILE "
+                        + "--vouch` (docs/identity.md, \"Vouching for unsigned history\")")
+            }
+            guard !replica.signingOrigins.contains(feed.origin) else {
+                throw Self.refusal(
+                    "line \(chain.firstLine): the events of feed \(feed) come unsigned, but \(feed.origin) signs "
+                        + "its feeds (this replica holds its certificate), so a vouch cannot cover them; import a "
+                        + "signed export of them instead")
+            }
+            plan.vouched[feed.origin, default: []].append(feed.scope)
         }
+        return plan
+    }
+
+    /// Every base must be a seq this replica holds, with the same link there.
+    private func checkBases(against replica: Replica) throws {
+        var missing: [(base: SignedHead, line: Int, held: UInt64)] = []
+        for (base, line) in bases {
+            let held = replica.cursor[base.feed]
+            guard held >= base.seq else {
+                missing.append((base, line, held))
+                continue
+            }
+            guard try replica.link(base.feed, base.seq) == base.link else {
+                throw Self.refusal(
+                    "line \(line): the file continues feed \(base.feed) from seq \(base.seq + 1), but this "
+                        + "replica holds another history of it at seq \(base.seq) (the chain links differ): the file "
+                        + "was exported from a fork of the feed")
+            }
+        }
+        guard let first = missing.first else { return }
+        let others = missing.count > 1 ? " (and \(missing.count - 1) other feed(s) likewise)" : ""
+        throw Self.refusal(
+            "line \(first.line): this file is an incremental export: it continues feed \(first.base.feed) after "
+                + "seq \(first.base.seq), and this replica holds that feed only to seq \(first.held)\(others). "
+                + "Import first the export this one follows (or a full export: `peerd export` on the exporting "
+                + "replica), or have the exporting replica write one since this replica's cursor: `peerd status` "
+                + "here, then `peerd export --since STATUS_FILE` there")
+    }
+
+    private static func refusal(_ reason: String) -> CommandError {
+        CommandError(reason + "; nothing was imported")
+    }
+}
+
+/// What `peerd import` does once the file verified.
+struct ImportPlan {
+    /// Per feed, its verified signed heads and points, in seq order: each is
+    /// kept in the transaction of the batch that reaches its seq.
+    var heads: [FeedID: [SignedHead]] = [:]
+    /// The file's certificates that this replica's trust accepts, stored
+    /// before any event (a running daemon passes them to its peers first).
+    var certificates: [Certificate]
+    /// The unsigned feeds of other origins this replica vouches for, as
+    /// origin and scopes (`--vouch`).
+    var vouched: [String: [String]] = [:]
+
+    /// The vouched feeds.
+    var vouchedFeeds: Set<FeedID> {
+        Set(vouched.flatMap { origin, scopes in scopes.map { FeedID(replicaID: origin, scope: $0) } })
     }
 }

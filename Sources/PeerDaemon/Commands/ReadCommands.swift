@@ -107,6 +107,8 @@ struct ReplicaStatus: Codable {
     var poison_events: Int64
     /// Feeds quarantined because their origin signed two histories (docs/protocol.md "Fork proofs").
     var forked_feeds: [ForkedFeed]
+    /// Origins whose unsigned history a replica vouched for (docs/identity.md "Vouching for unsigned history").
+    var vouched: [VouchReport]
 
     struct ForkedFeed: Codable {
         var replica_id: String
@@ -135,6 +137,7 @@ struct ReplicaStatus: Codable {
         forked_feeds = try log.forkProofs().map {
             ForkedFeed(replica_id: $0.feed.replicaID, scope: $0.feed.scope, seq: $0.held.seq)
         }
+        vouched = try log.certificates().compactMap { try? Certificate(bytes: $0) }.compactMap(VouchReport.init)
     }
 
     var json: String { CanonicalJSON.text(of: self) }
@@ -151,6 +154,7 @@ struct ReplicaStatus: Codable {
             "forked      \($0.replica_id)/\($0.scope) at seq \($0.seq): its origin signed two histories; "
                 + "quarantined (neither taken nor served)"
         }
+        lines += vouched.map(\.text)
         lines.append("cursor")
         lines += cursor.map { "  \($0.replica_id)/\($0.scope)  \($0.seq)" }
         return lines.joined(separator: "\n")

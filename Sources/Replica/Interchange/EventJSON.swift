@@ -31,7 +31,9 @@ public enum EventJSON {
     }
 
     /// Parses one line. `server_offset` and `server_time_ms` are ignored:
-    /// they belong to the node that wrote the line.
+    /// they belong to the node that wrote the line. Without `scope` the
+    /// event is in `default`, without `entity_type` it is an item (the
+    /// seed's shape has neither).
     public static func event(fromLine line: String) throws -> Event {
         let object: [String: JSONValue]
         do {
@@ -61,9 +63,12 @@ public enum EventJSON {
         guard let payload = object["payload"] else { throw EventJSONError(reason: "missing field \"payload\"") }
         guard case .object = payload else { throw EventJSONError(reason: "payload must be a JSON object") }
         let scope = object["scope"] == nil || object["scope"] == .null ? FeedID.defaultScope : try string("scope")
+        // The seed's events carry no entity type: they are items.
+        let entityType =
+            object["entity_type"] == nil || object["entity_type"] == .null ? Item.entityType : try string("entity_type")
         return Event(
             eventID: eventID, feed: FeedID(replicaID: try string("replica_id"), scope: scope), seq: UInt64(seq),
-            timeMs: try integer("replica_time_ms"), entityType: try string("entity_type"),
+            timeMs: try integer("replica_time_ms"), entityType: entityType,
             entityID: try string("entity_id"), payload: payload.canonicalText)
     }
 

@@ -19,33 +19,61 @@ extension EventLog {
         -> IngestReport
     {
         guard !batch.isEmpty else { return IngestReport() }
-        let byFeed = Self.positionsByFeed(batch)
+        return try write { try ingestInTransaction(batch, proofs: proofs, keys: keys, vouched: []) }
+    }
+
+    /// Stores a batch of a file `peerd import` verified whole first
+    /// (docs/events.md "Import"), unverified as above, and in the same
+    /// transaction keeps each of `heads` (signed heads and points the file
+    /// carried) whose seq the feed now reaches with the same link, so that
+    /// every committed prefix of an imported feed is served on with a
+    /// proof, even to a peer syncing while the import runs. The heads of
+    /// `vouched` feeds (an adoption of unsigned history) are signed with
+    /// this replica's key as they are stored, as its own feeds are.
+    @discardableResult
+    public func ingest(_ batch: [Event], adopting heads: [SignedHead], vouched: Set<FeedID> = []) throws
+        -> IngestReport
+    {
+        guard !batch.isEmpty || !heads.isEmpty else { return IngestReport() }
         return try write {
-            let tail = try syncPending()
-            var report = IngestReport()
-            let heldClock = try storedClock()
-            var clock = heldClock
-            var inserted: [InsertedEvent] = []
-            inserted.reserveCapacity(batch.count)
-            let wallMs = options.wallClock()
-            let arrivalMs = try arrivalTime(wallMs: wallMs)
-            for (feed, positions) in byFeed {
-                let run = FeedRun(feed: feed, positions: positions, wallMs: wallMs, arrivalMs: arrivalMs)
-                if let proofs {
-                    try ingestSigned(
-                        run, of: batch, proof: proofs[feed], keys: keys.keys(for: feed),
-                        validBeforeMs: keys.validBeforeMs[feed.origin], clock: &clock,
-                        inserted: &inserted, report: &report, in: tail)
-                } else {
-                    try ingestFeed(run, of: batch, clock: &clock, inserted: &inserted, report: &report, in: tail)
-                }
-            }
-            // A batch of events already held writes nothing, so its commit costs no fsync.
-            if clock != heldClock { try storeClock(clock) }
-            try foldInserted(inserted, batchSize: batch.count, in: tail)
-            report.stored = inserted.map(\.stored)
+            let report =
+                batch.isEmpty
+                ? IngestReport() : try ingestInTransaction(batch, proofs: nil, keys: FeedKeys(), vouched: vouched)
+            try adoptInTransaction(heads)
             return report
         }
+    }
+
+    private func ingestInTransaction(
+        _ batch: [Event], proofs: [FeedID: FeedProof]?, keys: FeedKeys, vouched: Set<FeedID>
+    ) throws -> IngestReport {
+        let byFeed = Self.positionsByFeed(batch)
+        let tail = try syncPending()
+        var report = IngestReport()
+        let heldClock = try storedClock()
+        var clock = heldClock
+        var inserted: [InsertedEvent] = []
+        inserted.reserveCapacity(batch.count)
+        let wallMs = options.wallClock()
+        let arrivalMs = try arrivalTime(wallMs: wallMs)
+        for (feed, positions) in byFeed {
+            let run = FeedRun(feed: feed, positions: positions, wallMs: wallMs, arrivalMs: arrivalMs)
+            if let proofs {
+                try ingestSigned(
+                    run, of: batch, proof: proofs[feed], keys: keys.keys(for: feed),
+                    validBeforeMs: keys.validBeforeMs[feed.origin], clock: &clock,
+                    inserted: &inserted, report: &report, in: tail)
+            } else {
+                let signs = feed.origin == replicaID || vouched.contains(feed)
+                try ingestFeed(
+                    run, of: batch, signs: signs, clock: &clock, inserted: &inserted, report: &report, in: tail)
+            }
+        }
+        // A batch of events already held writes nothing, so its commit costs no fsync.
+        if clock != heldClock { try storeClock(clock) }
+        try foldInserted(inserted, batchSize: batch.count, in: tail)
+        report.stored = inserted.map(\.stored)
+        return report
     }
 
     /// One feed's part of an ingest.
@@ -90,9 +118,11 @@ extension EventLog {
         return groups.sorted { $0.feed < $1.feed }
     }
 
-    /// Stores the events of one feed unverified, at `run.positions` of `batch` in seq order.
+    /// Stores the events of one feed unverified, at `run.positions` of `batch`
+    /// in seq order; `signs`: this replica signs the feed's points and head
+    /// as it stores them (its own feed, or one it vouches for).
     private func ingestFeed(
-        _ run: FeedRun, of batch: [Event], clock: inout HybridClock, inserted: inout [InsertedEvent],
+        _ run: FeedRun, of batch: [Event], signs: Bool, clock: inout HybridClock, inserted: inout [InsertedEvent],
         report: inout IngestReport, in tail: SyncedTail
     ) throws {
         let (feed, positions, wallMs, arrivalMs) = (run.feed, run.positions, run.wallMs, run.arrivalMs)
@@ -140,13 +170,13 @@ extension EventLog {
                             feed: feed, expectedSeq: offered.seq, offeredSeq: batch[positions[index + 1]].seq,
                             rejectedCount: positions.count - index - 1))
                 }
-                return try finish(feedRow, head, startHead, link: link, block: &block, signing: feed)
+                return try finish(feedRow, head, startHead, link: link, block: &block, signing: signs ? feed : nil)
             }
             let row = try feedRow ?? feedRowID(feed, create: true)!
             feedRow = row
             if link == nil { link = try headLink(feed: feed, feedRow: row, head: head) }
             link = FeedChain.link(after: link!, event)
-            if event.seq % EventLog.signedPointInterval == 0, feed.origin == replicaID,
+            if event.seq % EventLog.signedPointInterval == 0, signs,
                 let signed = sign(feed, seq: event.seq, link: link!)
             {
                 try keepSignedPoint(signed, feedRow: row)
@@ -161,19 +191,20 @@ extension EventLog {
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
         }
-        try finish(feedRow, head, startHead, link: link, block: &block, signing: feed)
+        try finish(feedRow, head, startHead, link: link, block: &block, signing: signs ? feed : nil)
     }
 
     /// Writes the block still collecting, if any, and the feed's new head
     /// with its signature: `signed`, or this replica's own when `signing`
-    /// is a feed it writes (an import of its own events: it is their origin).
+    /// names the feed (an import of its own events, whose origin it is, or
+    /// of a feed it vouches for).
     func finish(
         _ feedRow: Int64?, _ head: UInt64, _ startHead: UInt64, link: [UInt8]?, block: inout BlockBuilder?,
         signing feed: FeedID? = nil, signed: SignedHead? = nil
     ) throws {
         if block != nil { try writeBlock(&block!) }
         guard let feedRow, let link, head != startHead else { return }
-        let own = feed.flatMap { $0.origin == replicaID ? sign($0, seq: head, link: link) : nil }
+        let own = feed.flatMap { sign($0, seq: head, link: link) }
         try setHead(head, link: link, feedRow: feedRow, signed: own ?? signed)
     }
 

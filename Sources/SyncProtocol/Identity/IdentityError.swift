@@ -23,6 +23,8 @@ public enum IdentityError: Error, Equatable, Sendable, CustomStringConvertible {
     case revoked(replicaID: String, revokedMs: UInt64)
     /// Text that is not an identity or invite code.
     case notACode(kind: String, detail: String)
+    /// A hello showed a vouch for unsigned history, which certifies feeds, not a replica.
+    case adoptionShownAsIdentity(replicaID: String, voucher: String)
 
     public var description: String {
         switch self {
@@ -52,6 +54,9 @@ public enum IdentityError: Error, Equatable, Sendable, CustomStringConvertible {
             return "replica \(replicaID) was revoked by the cluster's admin at \(IdentityError.time(revokedMs))"
         case .notACode(let kind, let detail):
             return "not a PeerSync \(kind): \(detail)"
+        case .adoptionShownAsIdentity(let replicaID, let voucher):
+            return "replica \(replicaID) shows a vouch for its unsigned history (by \(voucher)), which certifies "
+                + "feeds, not a replica; it needs a certificate of its own (`peerd invite`)"
         }
     }
 

@@ -75,6 +75,9 @@ public struct TrustPolicy: Sendable {
         guard identity.proves(binding: binding, role: role) else { throw IdentityError.badProof(replicaID: replicaID) }
         guard let adminKey else { return identity }
         guard let certificate = identity.certificate else { throw IdentityError.noCertificate(replicaID: replicaID) }
+        if let voucher = certificate.vouchedBy {
+            throw IdentityError.adoptionShownAsIdentity(replicaID: replicaID, voucher: voucher)
+        }
         guard certificate.adminKey == adminKey else {
             throw IdentityError.untrustedAdmin(replicaID: replicaID, adminKey: certificate.adminKey)
         }
