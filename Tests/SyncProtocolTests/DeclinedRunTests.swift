@@ -1,0 +1,104 @@
+import Foundation
+import Replica
+import Testing
+
+@testable import SyncProtocol
+
+/// A run the peer acknowledges without taking it (it could not verify it)
+/// goes again only when something may let it take it: our head of the feed
+/// moves, or certificates cross the connection (docs/protocol.md "Runs a
+/// peer declined"). Never every round.
+@Suite struct DeclinedRunTests {
+    let feed = FeedID(replicaID: "origin")
+
+    /// A session that sent `1...3` of `feed` and got an ack that left the peer at 0.
+    func declined() -> SyncSession {
+        var (session, directives) = SessionFixtures.syncing(local: [feed: 3], peer: [:])
+        #expect(directives.count == 1)
+        let sent = session.eventsRead(EventPage(events: SessionFixtures.events(feed, 1...3)))
+        #expect(sent.contains { if case .send(.events) = $0 { true } else { false } })
+        #expect(session.receive(.ack(batchID: 1, heads: [:])).isEmpty)
+        #expect(session.declinedFeeds == [feed])
+        return session
+    }
+
+    func reads(_ directives: [SyncSession.Directive]) -> [ClosedRange<UInt64>] {
+        directives.flatMap { directive -> [ClosedRange<UInt64>] in
+            guard case .readEvents(let ranges, _, _) = directive else { return [] }
+            return ranges.filter { $0.feed == feed }.map(\.seqs)
+        }
+    }
+
+    @Test func aDeclinedRunIsNotSentAgainAtTheRound() {
+        var session = declined()
+        #expect(reads(session.tick()).isEmpty)
+        #expect(reads(session.receive(.cursor([:]))).isEmpty)
+        #expect(session.progress.toSend == 3, "the peer still lacks the feed")
+    }
+
+    @Test func certificatesCrossingTheConnectionSendTheRunAgainFromWhatThePeerHolds() {
+        var session = declined()
+        #expect(reads(session.certificatesExchanged()) == [1...3])
+        #expect(session.declinedFeeds.isEmpty)
+        // Taken this time: nothing is declined, and nothing goes a third time.
+        _ = session.eventsRead(EventPage(events: SessionFixtures.events(feed, 1...3)))
+        #expect(session.receive(.ack(batchID: 2, heads: [feed: 3])).isEmpty)
+        #expect(session.declinedFeeds.isEmpty && reads(session.certificatesExchanged()).isEmpty)
+    }
+
+    @Test func ourHeadOfTheFeedMovingSendsItAgainFromWhatThePeerHolds() {
+        var session = declined()
+        #expect(reads(session.localCursorChanged([feed: 4])) == [1...4])
+    }
+
+    @Test func anotherFeedMovingLeavesTheDeclinedOneWaiting() {
+        var session = declined()
+        let other = FeedID(replicaID: "other")
+        let directives = session.localCursorChanged([feed: 3, other: 1])
+        #expect(reads(directives).isEmpty)
+        #expect(session.declinedFeeds == [feed])
+    }
+
+    @Test func anAckThatTakesTheRunLaterClearsTheDecline() {
+        var session = declined()
+        _ = session.localCursorChanged([feed: 4])
+        _ = session.eventsRead(EventPage(events: SessionFixtures.events(feed, 1...4)))
+        #expect(session.receive(.ack(batchID: 2, heads: [feed: 4])).isEmpty)
+        #expect(session.declinedFeeds.isEmpty)
+    }
+}
+
+/// The refusals a node keeps for `GET /status`: one per feed and peer, over
+/// once events of the feed are stored.
+@Suite struct FeedRefusalsTests {
+    let feed = FeedID(replicaID: "origin")
+
+    @Test func refusalsAddUpPerFeedAndPeerAndEndWhenTheFeedIsStored() {
+        var refusals = FeedRefusals()
+        let run = RefusedRun(feed: feed, count: 2, reason: .noKey(origin: "origin"))
+        refusals.note(run, from: "a", now: 10)
+        refusals.note(run, from: "a", now: 20)
+        refusals.note(RefusedRun(feed: feed, count: 1, reason: .unsignedHead), from: "b", now: 30)
+        #expect(refusals.all.count == 2)
+        #expect(refusals.all[0].events == 4 && refusals.all[0].sinceMs == 10 && refusals.all[0].lastMs == 20)
+        #expect(refusals.countsByReason["no_key"] == 1 && refusals.countsByReason["unsigned"] == 1)
+        #expect(refusals.countsByReason["bad_signature"] == 0)
+        #expect(refusals.all[0].message.hasPrefix("refused 4 event(s) of feed origin/default from peer a: "))
+        #expect(refusals.all[0].message.contains("no certificate of origin has reached this replica"))
+        refusals.resolve([FeedID(replicaID: "other")])
+        #expect(refusals.all.count == 2)
+        refusals.resolve([feed])
+        #expect(refusals.all.isEmpty)
+    }
+
+    @Test func theOldestRefusalGoesPastTheLimit() {
+        var refusals = FeedRefusals()
+        for index in 0...FeedRefusals.limit {
+            refusals.note(
+                RefusedRun(feed: FeedID(replicaID: "r\(index)"), count: 1, reason: .noProof), from: "a",
+                now: Int64(index))
+        }
+        #expect(refusals.all.count == FeedRefusals.limit)
+        #expect(refusals.all.first?.feed == FeedID(replicaID: "r1"))
+    }
+}
