@@ -139,4 +139,36 @@ struct ImportTravelTests {
         #expect(try json(b, "/status")["refused_feeds"] == .array([]))
         _ = a
     }
+
+    @Test("an import of 25,000 events in three batches into a running daemon: its peer is offered only signed runs")
+    func aLargeImportIntoARunningDaemonIsOfferedSigned() throws {
+        try temp.cluster("a", ["b", "o"])
+        // O's own feed of 25,000 events, signed by O's identity key as O stores them, then exported.
+        let originID = try replicaID("o")
+        var options = EventLog.Options()
+        options.feedSigner = FeedSigner(try SigningKey.read(fromFile: temp.path("o/identity.key")))
+        let origin = try EventLog.open(at: temp.path("o/replica.db"), options: options)
+        let feed = FeedID(replicaID: originID)
+        for start in stride(from: 1, through: 25_000, by: 5_000) {
+            try origin.ingest(
+                (start..<(start + 5_000)).map { seq in
+                    Event(
+                        eventID: UUID(), feed: feed, seq: UInt64(seq), timeMs: 1_790_000_000_000 + Int64(seq),
+                        entityType: "item", entityID: UUID().uuidString.lowercased(),
+                        payload: #"{"name":"bulk \#(seq)","quantity":\#(seq),"type":"Created"}"#)
+                }, adopting: [])
+        }
+        let file = temp.path("o.ndjson")
+        try temp.peerdOK(["export", file], "o")
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        #expect(b.waitForLog("peer identified"), "\(b.stderr)")
+        #expect(try temp.peerdOK(["import", file], "a").contains("imported 25000 new events"))
+        let arrived = try Poll.until(timeout: .seconds(60), every: .milliseconds(100)) {
+            try Peek.cursor(temp.url("b"))[feed] == 25_000
+        }
+        #expect(arrived, "b's log:\n\(b.stderr)")
+        #expect(try b.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(b.stderr)")
+        _ = a
+    }
 }

@@ -38,7 +38,9 @@ struct SignedFeedIntegrationTests {
         _ = try Convergence.wait([temp.url("alice"), temp.url("mallory")])
         _ = try mallory.stop()
         _ = try alice.stop()
-        // Mallory alters alice's seq 2 and invents a seq 4 for her.
+        // Mallory alters alice's seq 2 and invents a seq 4 for her, keeping the head's link and signature
+        // (those alice signed at seq 3), so that mallory serves the run as if alice had signed it to seq 4:
+        // an honest node never sends a run that no signature it holds covers.
         try doctor(
             "mallory",
             """
@@ -47,7 +49,7 @@ struct SignedFeedIntegrationTests {
             INSERT INTO events (local_offset, feed, seq, event_id, time_ms, entity, payload, arrival_ms)
             SELECT max(local_offset) + 1, (SELECT id FROM feeds WHERE replica_id = '\(aliceID)'), 4,
                    randomblob(16), max(time_ms) + 1, max(entity), '{"type":"Deleted"}', max(arrival_ms) FROM events;
-            UPDATE feeds SET head_seq = 4, head_link = NULL WHERE replica_id = '\(aliceID)';
+            UPDATE feeds SET head_seq = 4 WHERE replica_id = '\(aliceID)';
             """)
         mallory = try Daemon.start(data: temp.url("mallory"), logLevel: "info")
         try mallory.createItem("mallory's own")

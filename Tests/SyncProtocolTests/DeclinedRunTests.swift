@@ -68,6 +68,43 @@ import Testing
     }
 }
 
+/// A verifying node never sends a run that no signature it holds covers
+/// (a forwarded feed mid-import): it holds it back as declined.
+@Suite struct UnprovenRunTests {
+    let feed = FeedID(replicaID: "origin")
+
+    func page(_ range: ClosedRange<UInt64>, signed: Bool) -> EventPage {
+        let head = SignedHead(
+            feed: feed, seq: range.upperBound, link: FeedChain.genesis,
+            signature: signed ? [UInt8](repeating: 1, count: 64) : nil)
+        return EventPage(
+            events: SessionFixtures.events(feed, range),
+            proofs: [feed: FeedProof(baseLink: FeedChain.genesis, head: head)])
+    }
+
+    func sends(_ directives: [SyncSession.Directive]) -> Bool {
+        directives.contains { if case .send(.events) = $0 { true } else { false } }
+    }
+
+    @Test func anUnsignedRunIsHeldBackUntilTheFeedMovesAndGoesOnceItIsSigned() {
+        var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:]) { $0.sendsOnlyProvenRuns = true }
+        let held = session.eventsRead(page(1...3, signed: false))
+        #expect(!sends(held) && held.isEmpty, "no batch, and no read of the same run again")
+        #expect(session.declinedFeeds == [feed])
+        #expect(session.tick().allSatisfy { if case .readEvents = $0 { false } else { true } })
+        // The rest of the import commits with the signed head: the feed goes, from what the peer holds.
+        let read = session.localCursorChanged([feed: 5])
+        #expect(
+            read.contains { if case .readEvents(let ranges, _, _) = $0 { ranges.first?.seqs == 1...5 } else { false } })
+        #expect(sends(session.eventsRead(page(1...5, signed: true))))
+    }
+
+    @Test func withoutTheSettingAnUnsignedRunGoesAsBefore() {
+        var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:])
+        #expect(sends(session.eventsRead(page(1...3, signed: false))))
+    }
+}
+
 /// The refusals a node keeps for `GET /status`: one per feed and peer, over
 /// once events of the feed are stored.
 @Suite struct FeedRefusalsTests {

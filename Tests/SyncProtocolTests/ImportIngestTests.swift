@@ -30,13 +30,13 @@ import Testing
         }
     }
 
-    @Test func everyCommittedPrefixOfAnImportedFeedEndsAtAPointAPeerVerifies() throws {
-        // Alice's feed of 600 events, signed at 256 and 512 and at its head, as her export carries it.
+    @Test func eachCommittedBatchKeepsTheSignedPointsItReachesAndAPeerVerifiesThePrefix() throws {
+        // Alice's feed of 600 events, signed at 256 and 512 and at its head.
         let feed = FeedID(replicaID: "alice")
         let alice = try log("alice", replicaID: "alice", signer: Self.alice)
         try alice.ingest(events(feed, 600), adopting: [])
-        let points = try alice.signedPoints(of: feed)
-        #expect(points.map(\.seq) == [256, 512, 600])
+        let points = try [256, 512, 600].map { try alice.chainHead(of: feed, at: $0) }
+        #expect(points.allSatisfy { $0.isSigned(byOneOf: [Self.alice.publicKey]) })
         let all = try alice.events(in: feed, seqs: 1...600, limit: 600).map(\.event)
 
         let bob = try log("bob", replicaID: "bob")
@@ -48,20 +48,20 @@ import Testing
         let keys = FeedKeys(["alice": [Self.alice.publicKey]])
         #expect(try carol.ingest(page.events, proofs: page.proofs, keys: keys).stored.count == 256)
         try bob.ingest(Array(all[300...]), adopting: points.filter { $0.seq > 300 })
-        #expect(try bob.signedPoints(of: feed) == points)
+        #expect(try [256, 512, 600].map { try bob.chainHead(of: feed, at: $0) } == points)
+        #expect(try bob.signedHeads() == (try alice.signedHeads()))
     }
 
     @Test func aVouchedFeedIsSignedWithTheImportersKeyAsItIsStored() throws {
         let legacy = FeedID(replicaID: "legacy-7")
         let bob = try log("bob", replicaID: "bob", signer: Self.bob)
         try bob.ingest(events(legacy, 300), adopting: [], vouched: [legacy])
-        let points = try bob.signedPoints(of: legacy)
-        #expect(points.map(\.seq) == [256, 300])
+        let points = try [256, 300].map { try bob.chainHead(of: legacy, at: $0) }
         #expect(points.allSatisfy { $0.isSigned(byOneOf: [Self.bob.publicKey]) })
         // Unvouched, another origin's unsigned feed gets no signature.
         let other = FeedID(replicaID: "legacy-8")
         try bob.ingest(events(other, 10), adopting: [])
-        #expect(try bob.signedPoints(of: other).isEmpty)
+        #expect(try bob.chainHead(of: other, at: 10).signature == nil)
         // A receiver that holds the vouch verifies what bob serves of the feed.
         let page = try bob.signed(try bob.events(in: legacy, seqs: 1...300, limit: 300).map(\.event))
         let carol = try log("carol", replicaID: "carol")

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Replica
 
@@ -9,7 +10,10 @@ import Replica
 /// inserting the same rows (the baseline), `EventLog.ingest` of the same
 /// events in batches of the size sync catch-up asks for (the catch-up rate
 /// without the network), and `peerd import FILE` with the time taken around
-/// the child process (start, parse, ingest, exit).
+/// the child process (start, parse, ingest, exit), on both paths an
+/// import takes: the importer's own feeds, which it signs as it stores them
+/// (a migration's file without signatures, and its own `peerd export`), and
+/// another replica's `peerd export`, verified against its signed heads.
 ///
 /// ```
 /// peerd-bench import [--events N] [--peerd PATH]... [--dir DIR]
@@ -30,8 +34,10 @@ struct ImportBenchmark {
         Writes N events (default 1000000) of 4 origin feeds as NDJSON, the way `peerd export` writes
         them, then times raw SQLite inserting the same rows, EventLog.ingest of the same events in
         batches of 5000 (the page sync catch-up asks for), and `peerd import FILE` as a child process
-        into a fresh data directory; prints events/s and the ratio to raw SQLite for each, and the
-        peak RSS and CPU time of the import process.
+        into a fresh data directory on both paths: the importer's own feeds (a file without signed
+        heads, and its own `peerd export`), and another replica's `peerd export`, verified; prints
+        events/s and the ratio to raw SQLite for each, and the peak RSS and CPU time of the import
+        process.
 
           --peerd PATH   the peerd binary (default: the peerd next to peerd-bench); give it more than
                          once to time several binaries (e.g. before and after a change) in one run
@@ -74,10 +80,32 @@ struct ImportBenchmark {
         let (raw, rawCPU) = try rawSeconds(workload, workspace: workspace)
         progress("import: EventLog.ingest in batches of \(batch) ...")
         let (ingest, ingestCPU) = try ingestSeconds(workload, workspace: workspace)
-        var imports: [(peerd: String, run: ImportRun)] = []
+        progress("import: a source replica's `peerd export` of the same events ...")
+        let signed = try signedExport(peerd: peerds[0], workspace: workspace)
+        defer { if directory == nil { try? FileManager.default.removeItem(atPath: signed.file) } }
+        var imports: [(name: String, run: ImportRun)] = []
         for peerd in peerds {
-            progress("import: \(peerd) import ...")
-            imports.append((peerd, try importRun(peerd: peerd, file: file, workspace: workspace)))
+            let binary = peerds.count > 1 ? " (\(peerd))" : ""
+            progress("import: \(peerd) import, own feeds without signed heads ...")
+            imports.append(
+                (
+                    "`peerd import FILE`, own feeds, no signed heads (a migration's file)\(binary)",
+                    try importRun(peerd: peerd, file: file, replicaID: ImportWorkload.replicaID, workspace: workspace)
+                ))
+            progress("import: \(peerd) import, own feeds from its own `peerd export` ...")
+            imports.append(
+                (
+                    "`peerd import FILE`, own feeds, its own `peerd export` (signed heads)\(binary)",
+                    try importRun(
+                        peerd: peerd, file: signed.file, replicaID: signed.replicaID, identityKey: signed.identityKey,
+                        workspace: workspace)
+                ))
+            progress("import: \(peerd) import, another replica's `peerd export` ...")
+            imports.append(
+                (
+                    "`peerd import FILE`, another replica's `peerd export` (verified)\(binary)",
+                    try importRun(peerd: peerd, file: signed.file, replicaID: "bench-receiver", workspace: workspace)
+                ))
         }
 
         let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
@@ -90,8 +118,7 @@ struct ImportBenchmark {
                 "EventLog.ingest in process, batches of \(Report.grouped(Double(batch))) (catch-up)", ingest, raw,
                 cpuSeconds: ingestCPU),
         ]
-        for (peerd, run) in imports {
-            let name = "`peerd import FILE`" + (peerds.count > 1 ? " (\(peerd))" : "") + ", whole process"
+        for (name, run) in imports {
             rows.append(row(name, run.seconds, raw, peakMiB: run.peakMiB, cpuSeconds: run.cpuSeconds))
         }
         print(
@@ -103,6 +130,9 @@ struct ImportBenchmark {
             \(String(format: "%.0f", lineBytes)) bytes a line, 4 origin feeds interleaved, item payloads
             - CPU s: process CPU time (user + system) in the timed calls; for `peerd import`, utime + stime of \
             the child (all its threads), and peak RSS its VmHWM (both sampled every 20 ms until it exits)
+            - `peerd import` rows: whole processes into a fresh data directory; the signed file is \
+            `peerd export` of a replica that holds the same workload as its own 4 feeds \
+            (\(String(format: "%.1f", Double(signed.bytes) / 1e6)) MB with its signed points and heads)
 
             | what | events/s | seconds | vs raw SQLite | peak RSS MiB | CPU s |
             |---|---:|---:|---:|---:|---:|
@@ -147,18 +177,48 @@ struct ImportBenchmark {
         return (watch.seconds, watch.cpuSeconds)
     }
 
-    /// `peerd import FILE` into a fresh data directory; the time is taken
-    /// around the child process, from its start to its exit.
-    private func importRun(peerd: String, file: String, workspace: Workspace) throws -> ImportRun {
+    /// A replica `bench-source` holding the workload as its own 4 feeds
+    /// (signed as it stored them), exported by `peerd export` (a child
+    /// process): the file, its size, and the replica's id and key file.
+    private func signedExport(peerd: String, workspace: Workspace) throws
+        -> (file: String, bytes: Int, replicaID: String, identityKey: String)
+    {
+        let source = (workspace.path as NSString).appendingPathComponent("import-source")
+        try? FileManager.default.removeItem(atPath: source)
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        let log = try SyncCatchUpBenchmark.signingSourceLog(in: source)
+        _ = try SyncCatchUpBenchmark.ingestOriginFeeds(events: events, into: log)
+        let file = (workspace.path as NSString).appendingPathComponent("import-signed.ndjson")
+        let result = try ChildProcess.run(URL(fileURLWithPath: peerd), ["export", file, "--data", source])
+        guard result.status == 0 else {
+            throw SyncDaemonError("peerd export exited \(result.status): \(result.stderr)")
+        }
+        let key = (workspace.path as NSString).appendingPathComponent("import-source.key")
+        try? FileManager.default.removeItem(atPath: key)
+        try FileManager.default.copyItem(
+            atPath: (source as NSString).appendingPathComponent("identity.key"), toPath: key)
+        return (file, Int(workspace.fileSize(file)), log.replicaID, key)
+    }
+
+    /// `peerd import FILE` into a fresh data directory of replica
+    /// `replicaID` (with the identity key in `identityKey`, else a new one);
+    /// the time is taken around the child process, from its start to its exit.
+    private func importRun(
+        peerd: String, file: String, replicaID: String, identityKey: String? = nil, workspace: Workspace
+    ) throws -> ImportRun {
         let data = (workspace.path as NSString).appendingPathComponent("import-data")
         try? FileManager.default.removeItem(atPath: data)
         defer { try? FileManager.default.removeItem(atPath: data) }
         let log = (workspace.path as NSString).appendingPathComponent("import.log")
-        // The importing replica is the events' origin (it signs them as it imports them): made here
-        // with the workload's replica id, as `peerd init` would make it with a new one.
+        // Made here with the replica id wanted, as `peerd init` would make it with a new one: for the
+        // own-feed rows the importer is the events' origin, and signs them as it imports them.
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-        _ = try EventLog.create(
-            at: (data as NSString).appendingPathComponent("replica.db"), replicaID: ImportWorkload.replicaID)
+        _ = try EventLog.create(at: (data as NSString).appendingPathComponent("replica.db"), replicaID: replicaID)
+        if let identityKey {
+            try FileManager.default.copyItem(
+                atPath: identityKey, toPath: (data as NSString).appendingPathComponent("identity.key"))
+        }
         let start = ContinuousClock.now
         let daemon = try SyncDaemon(
             name: "peerd import", peerd: peerd, arguments: ["import", file, "--data", data], logPath: log)

@@ -36,9 +36,9 @@ enum ExportCommand {
 
 /// The lines of one export, in one snapshot of the log: the events (all of
 /// them in arrival order, or with `since` each feed's events past that
-/// cursor, feed by feed after its `base` line), each signed point the log
-/// holds right after the event at its seq, then the certificates and each
-/// exported feed's signed head.
+/// cursor, feed by feed after its `base` line), then the certificates and
+/// each exported feed's signed head (docs/events.md "Signed exports"). A
+/// full export keeps the layout that builds before incremental exports import.
 struct ExportWriter {
     let certificates: [Certificate]
     /// The cursor of the replica the export is for; `nil`: everything.
@@ -51,46 +51,32 @@ struct ExportWriter {
     @discardableResult
     func write(_ log: EventLog, _ output: ([String]) throws -> Void) throws -> Int {
         try log.snapshot { log in
-            let cursor = try log.cursor()
             var count = 0
-            var heads: [SignedHead] = []
+            var heads = try log.signedHeads().filter { $0.signature != nil }
             if let since {
+                let cursor = try log.cursor()
+                heads.removeAll { $0.seq <= since[$0.feed] }
                 for feed in cursor.feeds where cursor[feed] > since[feed] {
                     let start = since[feed]
-                    let points = Points(try log.signedPoints(of: feed).filter { $0.seq > start }, head: cursor[feed])
-                    if let head = points.head { heads.append(head) }
                     if start > 0 { try output([ExportProof.base(try log.chainHead(of: feed, at: start)).line]) }
                     var next = start + 1
                     while next <= cursor[feed] {
                         let page = try log.events(in: feed, seqs: next...cursor[feed], limit: Self.pageSize)
                         guard let last = page.last else { break }
-                        try output(points.lines(for: page))
+                        try output(page.map { EventJSON.line(for: $0) })
                         count += page.count
                         next = last.event.seq + 1
                     }
                 }
             } else {
-                var points: [FeedID: Points] = [:]
-                for feed in cursor.feeds {
-                    points[feed] = Points(try log.signedPoints(of: feed), head: cursor[feed])
-                    if let head = points[feed]!.head { heads.append(head) }
-                }
                 try log.forEachEventPage { page in
-                    var lines: [String] = []
-                    lines.reserveCapacity(page.count)
-                    for stored in page {
-                        lines.append(EventJSON.line(for: stored))
-                        if let point = points[stored.event.feed]?.below[stored.event.seq] {
-                            lines.append(ExportProof.signedHead(point).line)
-                        }
-                    }
-                    try output(lines)
+                    try output(page.map { EventJSON.line(for: $0) })
                     count += page.count
                 }
             }
             try output(
                 certificates.map { ExportProof.certificate($0.bytes).line }
-                    + heads.sorted { $0.feed < $1.feed }.map { ExportProof.signedHead($0).line })
+                    + heads.map { ExportProof.signedHead($0).line })
             return count
         }
     }
@@ -125,29 +111,5 @@ struct ExportWriter {
             throw error
         }
         return count
-    }
-}
-
-/// One feed's signed points in an export: those below its head go right
-/// after their event; the head goes at the end.
-private struct Points {
-    var below: [UInt64: SignedHead] = [:]
-    var head: SignedHead?
-
-    init(_ points: [SignedHead], head seq: UInt64) {
-        for point in points {
-            if point.seq == seq { head = point } else { below[point.seq] = point }
-        }
-    }
-
-    /// The lines of a page of the feed's events, each point after its event.
-    func lines(for page: [StoredEvent]) -> [String] {
-        var lines: [String] = []
-        lines.reserveCapacity(page.count)
-        for stored in page {
-            lines.append(EventJSON.line(for: stored))
-            if let point = below[stored.event.seq] { lines.append(ExportProof.signedHead(point).line) }
-        }
-        return lines
     }
 }

@@ -55,7 +55,7 @@ enum ImportCommand {
         try log.storeCertificates((plan.certificates + vouches).map { ($0.replicaID, $0.bytes) })
 
         // Pass 2: a thread parses the file again into batches while this one ingests them, each
-        // batch with the signed heads and points it reaches, in its transaction.
+        // batch with the signed heads it reaches, in its transaction.
         let batches = BatchHandoff()
         Thread.detachNewThread {
             do {
@@ -106,35 +106,30 @@ enum ImportCommand {
     }
 }
 
-/// The verified heads of an import not kept yet, per feed in seq order.
+/// The verified heads of an import not kept yet, one per feed.
 private struct HeadsToKeep {
-    private var waiting: [FeedID: ArraySlice<SignedHead>]
+    private var waiting: [FeedID: SignedHead]
 
-    init(_ heads: [FeedID: [SignedHead]]) {
-        waiting = heads.mapValues { $0[...] }
+    init(_ heads: [SignedHead]) {
+        waiting = Dictionary(heads.map { ($0.feed, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The heads whose seq the batch's events reach (each feed's events
     /// come in seq order across batches), taken out.
     mutating func reached(by batch: [Event]) -> [SignedHead] {
         guard !waiting.isEmpty else { return [] }
-        var reach: [FeedID: UInt64] = [:]
-        for event in batch where waiting[event.feed] != nil {
-            reach[event.feed] = max(reach[event.feed] ?? 0, event.seq)
-        }
         var due: [SignedHead] = []
-        for (feed, seq) in reach {
-            while let next = waiting[feed]?.first, next.seq <= seq {
-                due.append(next)
-                waiting[feed]!.removeFirst()
+        for event in batch {
+            if let head = waiting[event.feed], event.seq >= head.seq {
+                due.append(head)
+                waiting[event.feed] = nil
             }
-            if waiting[feed]?.isEmpty == true { waiting[feed] = nil }
         }
         return due
     }
 
     /// Every head not reached by a batch (a file whose last events were refused, say).
-    var rest: [SignedHead] { waiting.values.flatMap { $0 } }
+    var rest: [SignedHead] { Array(waiting.values) }
 }
 
 extension ImportVerification.Replica {

@@ -5,8 +5,8 @@ import SyncProtocol
 /// What `peerd import` checks before it stores anything, as sync checks a
 /// page (docs/events.md "Import"): every feed of the file is one run, from
 /// seq 1 or from a `base` line whose seq and link this replica holds, whose
-/// chain ends at a head its origin signed with a key from a certificate
-/// this replica trusts. Only this replica's own feeds may come without one
+/// chain ends at the head its `signed_head` line names, signed by its
+/// origin with a key from a certificate this replica trusts. Only this replica's own feeds may come without one
 /// (it is their origin and signs them as it stores them), and, with
 /// `--vouch`, the feeds of origins that never signed (docs/identity.md
 /// "Vouching for unsigned history"). The file is read once, keeping only
@@ -21,9 +21,8 @@ struct ImportVerification {
     }
 
     private var chains: [FeedID: Chain] = [:]
-    /// The file's signed heads, each with its line and, when it came right
-    /// after the event at its seq (a signed point), the chain link there.
-    private var heads: [(head: SignedHead, line: Int, linkThen: [UInt8]?)] = []
+    /// The file's signed heads, each with its line.
+    private var heads: [(head: SignedHead, line: Int)] = []
     private var bases: [(base: SignedHead, line: Int)] = []
     private var certificates: [Certificate] = []
     private var failure: String?
@@ -50,8 +49,7 @@ struct ImportVerification {
         guard failure == nil else { return }
         switch proof {
         case .signedHead(let head):
-            let chain = chains[head.feed]
-            heads.append((head, line, chain?.seq == head.seq ? chain?.link : nil))
+            heads.append((head, line))
         case .base(let base):
             guard chains[base.feed] == nil else {
                 failure = "line \(line): the base of feed \(base.feed) comes after events of it; it must come first"
@@ -92,11 +90,9 @@ struct ImportVerification {
         let trusted = certificates.filter { $0.adminKey == (replica.adminKey ?? $0.publicKey) }
         for certificate in trusted { keys.add(certificate.publicKey, for: certificate.replicaID) }
         var plan = ImportPlan(certificates: trusted)
-        var signedToEnd: Set<FeedID> = []
-        for (head, line, linkThen) in heads {
-            guard let chain = chains[head.feed], let link = linkThen ?? (chain.seq == head.seq ? chain.link : nil),
-                link == head.link
-            else {
+        var signed: Set<FeedID> = []
+        for (head, line) in heads {
+            guard let chain = chains[head.feed], chain.seq == head.seq, chain.link == head.link else {
                 throw Self.refusal(
                     "line \(line): the signed head of feed \(head.feed) at seq \(head.seq) does not match the "
                         + "file's events of that feed (altered, reordered or cut)")
@@ -106,19 +102,13 @@ struct ImportVerification {
                     "line \(line): the head of feed \(head.feed) is not signed by a key this replica trusts for "
                         + "\(head.feed.origin) (forged, or no certificate of it)")
             }
-            plan.heads[head.feed, default: []].append(head)
-            if head.seq == chain.seq { signedToEnd.insert(head.feed) }
+            plan.heads.append(head)
+            signed.insert(head.feed)
         }
-        for feed in plan.heads.keys { plan.heads[feed]!.sort { $0.seq < $1.seq } }
         try checkBases(against: replica)
         for (feed, chain) in chains.sorted(by: { $0.value.firstLine < $1.value.firstLine })
-        where !signedToEnd.contains(feed) && feed.origin != replica.replicaID {
+        where !signed.contains(feed) && feed.origin != replica.replicaID {
             if bases.contains(where: { $0.base.feed == feed && $0.base.seq == chain.seq }) { continue }  // no events
-            if let last = plan.heads[feed]?.last {
-                throw Self.refusal(
-                    "line \(chain.firstLine): the events of feed \(feed) run to seq \(chain.seq), past its last "
-                        + "signed head (seq \(last.seq)): the file was cut or altered")
-            }
             guard replica.vouching else {
                 throw Self.refusal(
                     "line \(chain.firstLine): the events of feed \(feed) come without its origin's signed head; "
@@ -170,9 +160,9 @@ struct ImportVerification {
 
 /// What `peerd import` does once the file verified.
 struct ImportPlan {
-    /// Per feed, its verified signed heads and points, in seq order: each is
-    /// kept in the transaction of the batch that reaches its seq.
-    var heads: [FeedID: [SignedHead]] = [:]
+    /// The verified signed heads, one per feed: each is kept in the
+    /// transaction of the batch that reaches its seq.
+    var heads: [SignedHead] = []
     /// The file's certificates that this replica's trust accepts, stored
     /// before any event (a running daemon passes them to its peers first).
     var certificates: [Certificate]

@@ -19,7 +19,8 @@ extension EventLog {
         -> IngestReport
     {
         guard !batch.isEmpty else { return IngestReport() }
-        return try write { try ingestInTransaction(batch, proofs: proofs, keys: keys, vouched: []) }
+        var points: [FeedID: [UInt64: SignedHead]] = [:]
+        return try write { try ingestInTransaction(batch, proofs: proofs, keys: keys, vouched: [], points: &points) }
     }
 
     /// Stores a batch of a file `peerd import` verified whole first
@@ -36,16 +37,23 @@ extension EventLog {
     {
         guard !batch.isEmpty || !heads.isEmpty else { return IngestReport() }
         return try write {
+            // Checked against the links the ingest computes as it stores; the rest (at seqs held already) after.
+            var points: [FeedID: [UInt64: SignedHead]] = [:]
+            for head in heads where head.signature != nil { points[head.feed, default: [:]][head.seq] = head }
             let report =
                 batch.isEmpty
-                ? IngestReport() : try ingestInTransaction(batch, proofs: nil, keys: FeedKeys(), vouched: vouched)
-            try adoptInTransaction(heads)
+                ? IngestReport()
+                : try ingestInTransaction(batch, proofs: nil, keys: FeedKeys(), vouched: vouched, points: &points)
+            try adoptInTransaction(points.values.flatMap(\.values))
             return report
         }
     }
 
+    /// `points`: per feed, signed heads to keep where the chain being
+    /// stored meets them (an import's); those kept are taken out.
     private func ingestInTransaction(
-        _ batch: [Event], proofs: [FeedID: FeedProof]?, keys: FeedKeys, vouched: Set<FeedID>
+        _ batch: [Event], proofs: [FeedID: FeedProof]?, keys: FeedKeys, vouched: Set<FeedID>,
+        points: inout [FeedID: [UInt64: SignedHead]]
     ) throws -> IngestReport {
         let byFeed = Self.positionsByFeed(batch)
         let tail = try syncPending()
@@ -65,8 +73,12 @@ extension EventLog {
                     inserted: &inserted, report: &report, in: tail)
             } else {
                 let signs = feed.origin == replicaID || vouched.contains(feed)
+                // A feed this replica signs needs no other's points.
+                var feedPoints = signs ? [:] : points.removeValue(forKey: feed) ?? [:]
                 try ingestFeed(
-                    run, of: batch, signs: signs, clock: &clock, inserted: &inserted, report: &report, in: tail)
+                    run, of: batch, signs: signs, points: &feedPoints, clock: &clock, inserted: &inserted,
+                    report: &report, in: tail)
+                if !feedPoints.isEmpty { points[feed] = feedPoints }
             }
         }
         // A batch of events already held writes nothing, so its commit costs no fsync.
@@ -120,10 +132,11 @@ extension EventLog {
 
     /// Stores the events of one feed unverified, at `run.positions` of `batch`
     /// in seq order; `signs`: this replica signs the feed's points and head
-    /// as it stores them (its own feed, or one it vouches for).
+    /// as it stores them (its own feed, or one it vouches for). Each of
+    /// `points` whose link the stored chain reaches is kept there and taken out.
     private func ingestFeed(
-        _ run: FeedRun, of batch: [Event], signs: Bool, clock: inout HybridClock, inserted: inout [InsertedEvent],
-        report: inout IngestReport, in tail: SyncedTail
+        _ run: FeedRun, of batch: [Event], signs: Bool, points: inout [UInt64: SignedHead],
+        clock: inout HybridClock, inserted: inout [InsertedEvent], report: inout IngestReport, in tail: SyncedTail
     ) throws {
         let (feed, positions, wallMs, arrivalMs) = (run.feed, run.positions, run.wallMs, run.arrivalMs)
         var feedRow = try feedRowID(feed, create: false)
@@ -137,6 +150,7 @@ extension EventLog {
         // A long run of a feed is stored as block rows (docs/storage.md "Block rows").
         let inBlocks = positions.count >= EventLog.blockMinimumEvents && !feed.isThinClient
         var block: BlockBuilder?
+        var pointAtHead: SignedHead?
         for (index, position) in positions.enumerated() {
             let offered = batch[position]
             if offered.seq >= 1, offered.seq <= head {
@@ -170,7 +184,9 @@ extension EventLog {
                             feed: feed, expectedSeq: offered.seq, offeredSeq: batch[positions[index + 1]].seq,
                             rejectedCount: positions.count - index - 1))
                 }
-                return try finish(feedRow, head, startHead, link: link, block: &block, signing: signs ? feed : nil)
+                return try finish(
+                    feedRow, head, startHead, link: link, block: &block, signing: signs ? feed : nil,
+                    signed: pointAtHead?.seq == head ? pointAtHead : nil)
             }
             let row = try feedRow ?? feedRowID(feed, create: true)!
             feedRow = row
@@ -180,6 +196,10 @@ extension EventLog {
                 let signed = sign(feed, seq: event.seq, link: link!)
             {
                 try keepSignedPoint(signed, feedRow: row)
+            } else if let point = points[event.seq], point.link == link! {
+                points[event.seq] = nil
+                try keepSignedPoint(point, feedRow: row)
+                pointAtHead = point
             }
             if inBlocks && block == nil { block = BlockBuilder(feedRow: row, arrivalMs: arrivalMs) }
             let entityRow = try entityRowID(EntityKey(type: event.entityType, id: event.entityID), create: true)!
@@ -191,7 +211,9 @@ extension EventLog {
             let ahead = clock.observe(remoteMs: event.timeMs, wallMs: wallMs)
             if ahead > 0 { report.clockSkewMs[feed.replicaID] = max(report.clockSkewMs[feed.replicaID] ?? 0, ahead) }
         }
-        try finish(feedRow, head, startHead, link: link, block: &block, signing: signs ? feed : nil)
+        try finish(
+            feedRow, head, startHead, link: link, block: &block, signing: signs ? feed : nil,
+            signed: pointAtHead?.seq == head ? pointAtHead : nil)
     }
 
     /// Writes the block still collecting, if any, and the feed's new head

@@ -190,6 +190,7 @@ public struct SyncNode: Sendable {
         }
         var sessionConfiguration = configuration.session
         sessionConfiguration.trust.revoked = revoked
+        sessionConfiguration.sendsOnlyProvenRuns = verifiesFeeds
         var session = SyncSession(
             hello: hello, configuration: sessionConfiguration, binding: transcript, role: role)
         if localStateIsCurrent, let localState { session.localStateComputed(localState) }

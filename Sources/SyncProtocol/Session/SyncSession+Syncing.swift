@@ -121,8 +121,12 @@ extension SyncSession {
             }
             var fresh: Set<FeedID> = []
             for (feed, run) in runs where run.upperBound > sentHeads[feed] && run.lowerBound <= sentHeads[feed] + 1 {
-                fresh.insert(feed)
                 sentHeads[feed] = run.upperBound
+                if configuration.sendsOnlyProvenRuns && page.proofs[feed]?.head.signature == nil {
+                    declined.insert(feed)  // no signature covers it yet: held back, as if the peer declined it
+                    continue
+                }
+                fresh.insert(feed)
             }
             guard !fresh.isEmpty else { return pump(localCursor: localCursor, configuration: configuration) }
             heldPage =

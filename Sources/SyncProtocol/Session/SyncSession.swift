@@ -51,6 +51,13 @@ public struct SyncSession: Sendable {
         /// Which peers may sync: any holder of the cluster key, or only
         /// those with a certificate from the cluster's admin.
         public var trust = TrustPolicy.open
+        /// Send only runs that a signed head covers: a run read without one
+        /// (a forwarded feed this replica holds no signature for yet, as
+        /// while a `peerd import` commits it batch by batch) is held back
+        /// as declined, since a verifying peer would refuse it
+        /// (docs/protocol.md "Runs a peer declined"). `SyncNode` sets it
+        /// when it verifies feeds.
+        public var sendsOnlyProvenRuns = false
 
         public init() {}
     }
