@@ -132,7 +132,7 @@ struct ImportBenchmark {
             the child (all its threads), and peak RSS its VmHWM (both sampled every 20 ms until it exits)
             - `peerd import` rows: whole processes into a fresh data directory; the signed file is \
             `peerd export` of a replica that holds the same workload as its own 4 feeds \
-            (\(String(format: "%.1f", Double(signed.bytes) / 1e6)) MB with its signed points and heads)
+            (\(String(format: "%.1f", Double(signed.bytes) / 1e6)) MB with its certificate and signed heads)
 
             | what | events/s | seconds | vs raw SQLite | peak RSS MiB | CPU s |
             |---|---:|---:|---:|---:|---:|
