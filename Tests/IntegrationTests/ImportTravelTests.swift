@@ -14,19 +14,13 @@ struct ImportTravelTests {
     let temp: TemporaryDirectory
     init() throws { temp = try TemporaryDirectory() }
 
-    func replicaID(_ dir: String) throws -> String { try ReplicaStatus.of(temp.url(dir)).replica_id }
-
-    func heldEvents(of origin: String, in dir: String) throws -> Int {
-        try Peek.log(temp.url(dir)).events(in: FeedID(replicaID: origin), seqs: 1...1_000, limit: 1_000).count
-    }
-
     /// O, which never meets the others, writes two items and exports them.
     func exportFromO() throws -> (origin: String, file: String) {
         try temp.peerdOK(["item", "create", "from the stick", "4"], "o")
         try temp.peerdOK(["item", "create", "second", "2"], "o")
         let file = temp.path("o.ndjson")
         try temp.peerdOK(["export", file], "o")
-        return (try replicaID("o"), file)
+        return (try temp.replicaID("o"), file)
     }
 
     @Test("an import into a running daemon reaches the peer connected to it, with no refusal")
@@ -39,11 +33,38 @@ struct ImportTravelTests {
         let imported = try temp.peerdOK(["import", file], "a")
         #expect(imported.contains("imported 2 new events"), "\(imported)")
         let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
-            try heldEvents(of: originID, in: "b") == 2
+            try temp.heldEvents(of: originID, in: "b") == 2
         }
         #expect(arrived, "b holds O's events; b's log:\n\(b.stderr)")
         #expect(try b.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(b.stderr)")
         #expect(b.logLines(containing: "refused unverifiable events").isEmpty, "\(b.stderr)")
+        _ = a
+    }
+
+    @Test("in a cluster with an admin key, an import into a running daemon reaches its peer too")
+    func anImportTravelsInACertifiedCluster() throws {
+        try temp.cluster("a", ["b", "o"])
+        let admin = temp.path("admin.key")
+        #expect(try Executables.run("peerd", ["admin-key", "--out", admin]).status == 0)
+        for dir in ["a", "b", "o"] {
+            let invite = try temp.peerdOK(
+                [
+                    "invite", "--admin-key", admin, "--for", try temp.peerdOK(["identity"], dir), "--read", "*",
+                    "--write",
+                    "default",
+                ], "a")
+            try temp.peerdOK(["init", "--join", invite], dir)
+        }
+        let (originID, file) = try exportFromO()
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        #expect(b.waitForLog("peer identified"), "\(b.stderr)")
+        #expect(try temp.peerdOK(["import", file], "a").contains("imported 2 new events"))
+        let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
+            try temp.heldEvents(of: originID, in: "b") == 2
+        }
+        #expect(arrived, "b's log:\n\(b.stderr)")
+        #expect(try b.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(b.stderr)")
         _ = a
     }
 
@@ -63,10 +84,10 @@ struct ImportTravelTests {
 
         let c = try Daemon.start(data: temp.url("c"), peers: [b.address], logLevel: "info")
         let bc = try Convergence.wait([temp.url("b"), temp.url("c")])
-        #expect(try heldEvents(of: originID, in: "c") == 2)
+        #expect(try temp.heldEvents(of: originID, in: "c") == 2)
         #expect(bc[1].state_hash == aHash)
         #expect(try c.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(c.stderr)")
-        #expect(c.logLines(containing: "peer identified", "peer=\(try replicaID("a"))").isEmpty, "\(c.stderr)")
+        #expect(c.logLines(containing: "peer identified", "peer=\(try temp.replicaID("a"))").isEmpty, "\(c.stderr)")
         _ = b
     }
 
@@ -81,7 +102,7 @@ struct ImportTravelTests {
     func aRefusalIsShownAndHealsWhenTheKeyArrives() throws {
         try temp.cluster("a", ["b", "o"])
         let (originID, file) = try exportFromO()
-        let aID = try replicaID("a")
+        let aID = try temp.replicaID("a")
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
         #expect(b.waitForLog("peer identified"), "\(b.stderr)")
@@ -132,7 +153,7 @@ struct ImportTravelTests {
                 return (certificate.replicaID, bytes)
             })
         let healed = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
-            try heldEvents(of: originID, in: "b") == 2
+            try temp.heldEvents(of: originID, in: "b") == 2
         }
         #expect(healed, "b takes O's events once the key arrived; b's log:\n\(b.stderr)")
         #expect(try b.metric(#"peersync_feeds_refused{reason="no_key"}"#) == 0)
@@ -144,7 +165,7 @@ struct ImportTravelTests {
     func aLargeImportIntoARunningDaemonIsOfferedSigned() throws {
         try temp.cluster("a", ["b", "o"])
         // O's own feed of 25,000 events, signed by O's identity key as O stores them, then exported.
-        let originID = try replicaID("o")
+        let originID = try temp.replicaID("o")
         var options = EventLog.Options()
         options.feedSigner = FeedSigner(try SigningKey.read(fromFile: temp.path("o/identity.key")))
         let origin = try EventLog.open(at: temp.path("o/replica.db"), options: options)

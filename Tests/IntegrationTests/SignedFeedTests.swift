@@ -14,15 +14,9 @@ struct SignedFeedIntegrationTests {
     let temp: TemporaryDirectory
     init() throws { temp = try TemporaryDirectory() }
 
-    func replicaID(_ dir: String) throws -> String { try ReplicaStatus.of(temp.url(dir)).replica_id }
-
     /// Runs SQL on a stopped replica's database, as a tool that edits the file would.
     func doctor(_ dir: String, _ sql: String) throws {
         try SQLiteConnection(path: temp.path("\(dir)/replica.db"), create: false).execute(sql)
-    }
-
-    func heldEvents(of origin: String, in dir: String) throws -> Int {
-        try Peek.log(temp.url(dir)).events(in: FeedID(replicaID: origin), seqs: 1...1_000, limit: 1_000).count
     }
 
     @Test(
@@ -30,8 +24,8 @@ struct SignedFeedIntegrationTests {
     )
     func aDoctoredRelayIsCaught() throws {
         try temp.cluster("alice", ["mallory", "bob"])
-        let aliceID = try replicaID("alice")
-        let malloryID = try replicaID("mallory")
+        let aliceID = try temp.replicaID("alice")
+        let malloryID = try temp.replicaID("mallory")
         var alice = try Daemon.start(data: temp.url("alice"))
         var mallory = try Daemon.start(data: temp.url("mallory"), peers: [alice.address])
         for name in ["first", "second", "third"] { try alice.createItem(name) }
@@ -55,7 +49,7 @@ struct SignedFeedIntegrationTests {
         try mallory.createItem("mallory's own")
         let bob = try Daemon.start(data: temp.url("bob"), peers: [mallory.address], logLevel: "info")
         let ownArrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
-            try heldEvents(of: malloryID, in: "bob") == 1
+            try temp.heldEvents(of: malloryID, in: "bob") == 1
         }
         #expect(ownArrived, "bob holds mallory's own event")
         #expect(
@@ -66,13 +60,13 @@ struct SignedFeedIntegrationTests {
         }
         let count = try bob.metric(signatureRefusals)
         #expect(refused, "\(String(describing: count))")
-        #expect(try heldEvents(of: aliceID, in: "bob") == 0, "nothing of alice's feed came from mallory")
+        #expect(try temp.heldEvents(of: aliceID, in: "bob") == 0, "nothing of alice's feed came from mallory")
         #expect(try !bob.api!.request("GET", "/items").text.contains("forged"))
 
         // The honest copy from alice is taken: the refusal was of mallory's bytes, not of alice's feed.
         alice = try Daemon.start(data: temp.url("alice"), peers: [bob.address])
         let honest = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
-            try heldEvents(of: aliceID, in: "bob") == 3
+            try temp.heldEvents(of: aliceID, in: "bob") == 3
         }
         #expect(honest, "bob holds alice's three events from alice")
         #expect(try !bob.api!.request("GET", "/items").text.contains("forged"))
@@ -89,7 +83,7 @@ struct SignedFeedIntegrationTests {
         "an export carries its signatures; an import verifies them and refuses an altered or invented line, naming it")
     func exportAndImportVerifyAsSyncDoes() throws {
         try temp.cluster("alice", ["bob", "carol"])
-        let aliceID = try replicaID("alice")
+        let aliceID = try temp.replicaID("alice")
         for name in ["first", "second"] { try temp.peerdOK(["item", "create", name, "1"], "alice") }
         let export = try temp.peerdOK(["export"], "alice").split(separator: "\n").map(String.init)
         #expect(

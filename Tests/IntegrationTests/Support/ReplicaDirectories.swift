@@ -1,4 +1,5 @@
 import Foundation
+import Replica
 import TestSupport
 import Testing
 
@@ -19,5 +20,13 @@ extension TemporaryDirectory {
         try peerdOK(["init"], first)
         let code = try peerdOK(["cluster-code"], first)
         for name in others { try peerdOK(["init", "--join", code], name) }
+    }
+
+    /// The replica id of the replica in `dir` (`peerd status --json`).
+    func replicaID(_ dir: String) throws -> String { try ReplicaStatus.of(url(dir)).replica_id }
+
+    /// How many events of `origin`'s default feed the replica in `dir` holds (read from its file).
+    func heldEvents(of origin: String, in dir: String) throws -> Int {
+        try Peek.log(url(dir)).events(in: FeedID(replicaID: origin), seqs: 1...1_000, limit: 1_000).count
     }
 }
