@@ -49,7 +49,9 @@ struct IncrementalExportTests {
             let deltaLines = try lines(delta)
             // a's feed continues after the 5 events b holds; O's feed comes whole; b's own feed not at all.
             #expect(deltaLines.filter { $0.hasPrefix(#"{"replica_event_id""#) }.count == 3, "\(deltaLines)")
-            #expect(deltaLines.filter { $0.hasPrefix(#"{"base":"#) }.count == 1, "\(deltaLines)")
+            // a's own feed continues after its seq 5, which a signs as its origin.
+            let bases = deltaLines.filter { $0.hasPrefix(#"{"base":"#) }
+            #expect(bases.count == 1 && bases[0].contains(#""seq":5,"signature":""#), "\(deltaLines)")
             #expect(deltaLines.count < (try lines(full)).count)
         }
         let bBefore = try status("b")

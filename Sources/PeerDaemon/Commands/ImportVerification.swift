@@ -105,6 +105,11 @@ struct ImportVerification {
             plan.heads.append(head)
             signed.insert(head.feed)
         }
+        for (base, line) in bases where base.signature != nil && !base.isSigned(byOneOf: keys.keys(for: base.feed)) {
+            throw Self.refusal(
+                "line \(line): the base of feed \(base.feed) at seq \(base.seq) is not signed by a key this replica "
+                    + "trusts for \(base.feed.origin) (forged, or no certificate of it)")
+        }
         try checkBases(against: replica)
         for (feed, chain) in chains.sorted(by: { $0.value.firstLine < $1.value.firstLine })
         where !signed.contains(feed) && feed.origin != replica.replicaID {
