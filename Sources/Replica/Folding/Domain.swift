@@ -13,6 +13,8 @@ public struct Domain: Sendable {
     let encodeState: @Sendable (_ state: any Sendable) -> String
     let validatePayload: @Sendable (_ payload: JSONValue) throws -> Void
     let decodesFast: @Sendable (_ payload: String) -> Bool
+    /// The compiled declaration of a declared domain (docs/domains.md); nil for a Swift one.
+    public let plan: FoldPlan?
 
     /// Wraps a concrete domain. Its events decode and its states encode
     /// through `Codable`, unless it is one of this module's hot domains
@@ -78,6 +80,7 @@ public struct Domain: Sendable {
         decodesFast: @escaping @Sendable (_ payload: String) -> Bool
     ) {
         entityType = Entity.entityType
+        plan = nil
         self.decodeState = { entityID, stateJSON in
             stateJSON.flatMap(decodeState) ?? Entity(id: entityID)
         }

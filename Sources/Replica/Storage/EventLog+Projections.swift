@@ -34,6 +34,7 @@ extension EventLog {
     /// Inside a transaction: `syncPending()`, for a read that needs only
     /// the fold of the tail. Returns it.
     func syncedProjections() throws -> PendingProjections {
+        try refreshDeclaredDomains()
         let (projected, newest) = try projectionOffsets()
         var current = pending ?? PendingProjections(projectedOffset: projected, knownOffset: projected)
         if pending == nil || current.projectedOffset != projected || current.knownOffset > newest {
@@ -75,12 +76,19 @@ extension EventLog {
     /// Inside a write transaction, after `syncPending()` (`tail`): folds
     /// newly stored events into `pending` and writes the projection rows
     /// when `batchSize` or the lag says so (see `Options.ProjectionWrites`).
+    ///
+    /// A declaration among them that changes its type's declaration
+    /// (docs/domains.md) refolds every entity of that type, and the rows are
+    /// written in this transaction, so that other connections never read a
+    /// row folded under the old declaration beside the new one.
     func foldInserted(_ inserted: [InsertedEvent], batchSize: Int, in tail: SyncedTail) throws {
+        let declared = try applyDeclarations(inserted)
         guard var current = pending else { throw EventLogError.corrupt(path: path, reason: "projections not loaded") }
         pending = nil
         try absorb(inserted, into: &current)
         if let newest = inserted.last?.stored.offset { current.knownOffset = max(current.knownOffset, newest) }
         pending = current
+        if !declared.isEmpty { return try refoldDeclaredTypes(declared, in: tail) }
         let writes = options.projectionWrites
         if batchSize < writes.deferFromBatchSize || current.lag >= Int64(writes.maxLagEvents)
             || current.states.count >= writes.maxEntities
@@ -223,6 +231,69 @@ extension EventLog {
             holder: resolution.session.holder)
         folded.hasState = Self.hasProjection(history.events)
         return folded
+    }
+
+    /// Inside a write transaction: refolds every entity of `types` from its
+    /// whole history under the domain now held for it (a type no longer
+    /// declared loses its projections), recounts their poison, and writes
+    /// the rows.
+    func refoldDeclaredTypes(_ types: Set<String>, in tail: SyncedTail) throws {
+        guard var current = pending else { throw EventLogError.corrupt(path: path, reason: "projections not loaded") }
+        pending = nil
+        for type in types.sorted() {
+            let rows = try db.statement("SELECT id FROM entities WHERE entity_type = ? ORDER BY id")
+            try rows.bind([.text(type)])
+            var entityRows: [Int64] = []
+            while try rows.step() { entityRows.append(rows.int64(0)) }
+            guard let domain = domains[type] else {
+                try db.statement("UPDATE entities SET state = NULL WHERE entity_type = ?").run([.text(type)])
+                for row in entityRows { current.states[row] = nil }
+                continue
+            }
+            for row in entityRows {
+                guard let head = try chainHead(entityRow: row, in: tail) else { continue }
+                let stored = try entityHistory(head: head)
+                guard !stored.isEmpty else { continue }
+                let offsets = stored.map(\.offset)
+                // Poison is what the new declaration cannot decode: counted afresh.
+                for offset in offsets {
+                    current.poisonOffsets.remove(offset)
+                    try db.cached("DELETE FROM poison WHERE local_offset = ?").run([.int(offset)])
+                }
+                current.states[row] = try fold(
+                    domain: domain, base: nil, newEvents: NewlyStored(stored.map(\.event), offsets: offsets), head: nil,
+                    poison: &current.poisonOffsets)
+                current.heads[row] = head
+            }
+        }
+        pending = current
+        try writePending(in: tail)
+    }
+
+    /// Inside a transaction: the entities of `domain`'s type whose state
+    /// would differ if folded under `domain` instead of the domain held
+    /// for the type now, by entity id, and how many entities it has.
+    func stateChanges(under domain: Domain, in tail: SyncedTail) throws -> (changed: [String], total: Int) {
+        let rows = try db.statement("SELECT id, entity_id FROM entities WHERE entity_type = ? ORDER BY entity_id")
+        try rows.bind([.text(domain.entityType)])
+        var entities: [(row: Int64, id: String)] = []
+        while try rows.step() { entities.append((rows.int64(0), rows.text(1))) }
+        let held = domains[domain.entityType]
+        var changed: [String] = []
+        var total = 0
+        for (row, id) in entities {
+            guard let head = try chainHead(entityRow: row, in: tail) else { continue }
+            let stored = try entityHistory(head: head)
+            guard !stored.isEmpty, Self.hasProjection(stored.map(\.event)) else { continue }
+            total += 1
+            var poison: Set<Int64> = []
+            var fresh = try fold(
+                domain: domain, base: nil, newEvents: NewlyStored(stored.map(\.event), offsets: stored.map(\.offset)),
+                head: nil, poison: &poison)
+            var now = try held.flatMap { try latestFold(row, domain: $0, pending: pending) }
+            if fresh.encoded() != now?.encoded() { changed.append(id) }
+        }
+        return (changed, total)
     }
 
     private func record(_ poisonIDs: [UUID], in events: [Event], offsets: [Int64], into poison: inout Set<Int64>) {

@@ -36,6 +36,48 @@ extension EventLog {
         }
     }
 
+    /// The folded state of an entity of any folded type (Swift or
+    /// declared) as its canonical JSON; nil when it has no folded event.
+    public func state(entityType: String, entityID: String) throws -> String? {
+        try states(entityType: entityType, from: entityID, through: entityID, limit: 1).first?.json
+    }
+
+    /// The folded states of `entityType` in entity id order (UTF-8 bytes),
+    /// those after `after` (all with nil), at most `limit`, as canonical JSON.
+    public func states(entityType: String, after: String? = nil, limit: Int = Int.max) throws
+        -> [(id: String, json: String)]
+    {
+        try states(entityType: entityType, from: nil, after: after, through: nil, limit: limit)
+    }
+
+    private func states(
+        entityType: String, from first: String? = nil, after: String? = nil, through last: String?, limit: Int
+    ) throws -> [(id: String, json: String)] {
+        try read {
+            let current = try syncedProjections()
+            let statement = try db.cached(
+                """
+                SELECT id, entity_id, state FROM entities
+                WHERE entity_type = ?1 AND entity_id >= ?2 AND (?3 IS NULL OR entity_id > ?3)
+                    AND (?4 IS NULL OR entity_id <= ?4)
+                ORDER BY entity_id
+                """)
+            try statement.bind([
+                .text(entityType), first.map { .text($0) } ?? .text(""), after.map { .text($0) } ?? .null,
+                last.map { .text($0) } ?? .null,
+            ])
+            var result: [(id: String, json: String)] = []
+            while result.count < limit, try statement.step() {
+                if var folded = current.states[statement.int64(0)] {
+                    if folded.hasState { result.append((statement.text(1), folded.encoded())) }
+                } else if !statement.isNull(2) {
+                    result.append((statement.text(1), statement.text(2)))
+                }
+            }
+            return result
+        }
+    }
+
     /// A SHA-256 over every projection in canonical encoding: two replicas
     /// that hold the same events report the same hash.
     ///

@@ -46,6 +46,10 @@ public final class EventLog {
         /// Signs the head of each feed this replica writes as it appends
         /// (docs/protocol.md "Signed feeds"); without one, its heads go unsigned.
         public var feedSigner: FeedSigner?
+        /// Whose domain declarations count (docs/domains.md "Who may
+        /// declare"). `nil`: as the file says (readers, tools); a replica's
+        /// own opener sets it, and a change recounts every declaration.
+        public var domainTrust: DomainTrust?
 
         /// When the projection rows are written. Reads always see every
         /// stored event folded, whatever the rows hold (docs/storage.md).
@@ -80,7 +84,15 @@ public final class EventLog {
     public let options: Options
 
     let db: SQLiteConnection
-    let domains: [String: Domain]
+    /// The domains this log folds, by entity type: its Swift ones and the
+    /// declared ones the file holds (`refreshDeclaredDomains()`).
+    var domains: [String: Domain]
+    /// The entity types of the Swift domains, which no declaration replaces.
+    let swiftDomainTypes: Set<String>
+    /// `meta.domains_generation` when `domains` was last loaded; nil: load again.
+    var declaredGeneration: Int64?
+    /// Whose declarations count, as the file says (`meta.domains_trust`).
+    var domainTrust = DomainTrust.open
     var interned = InternedIDs()
     var writtenRows = WrittenRows()
     /// The fold of the events the projection rows do not hold yet; nil
@@ -113,6 +125,7 @@ public final class EventLog {
         self.replicaID = replicaID
         self.options = options
         self.domains = Dictionary(options.domains.map { ($0.entityType, $0) }, uniquingKeysWith: { first, _ in first })
+        self.swiftDomainTypes = Set(domains.keys)
     }
 
     /// Creates a new database for replica `replicaID`; refuses when one exists.
@@ -132,7 +145,9 @@ public final class EventLog {
                 try db.cached("INSERT INTO meta (key, value) VALUES ('replica_id', ?), ('clock_ms', '0')")
                     .run([.text(replicaID)])
             }
-            return EventLog(path: path, db: db, replicaID: replicaID, options: options)
+            let log = EventLog(path: path, db: db, replicaID: replicaID, options: options)
+            if let trust = options.domainTrust { try log.ensureDomainTrust(trust) }
+            return log
         }
     }
 
@@ -157,7 +172,9 @@ public final class EventLog {
             guard let replicaID else {
                 throw EventLogError.corrupt(path: path, reason: "the replica id is missing")
             }
-            return EventLog(path: path, db: db, replicaID: replicaID, options: options)
+            let log = EventLog(path: path, db: db, replicaID: replicaID, options: options)
+            if let trust = options.domainTrust, !options.readOnly { try log.ensureDomainTrust(trust) }
+            return log
         }
     }
 
@@ -236,6 +253,7 @@ public final class EventLog {
                 return try db.writeTransaction(body)
             } catch {
                 interned = InternedIDs()
+                declaredGeneration = nil
                 storedByLastWrite = []
                 signedByLastWrite = []
                 writtenRows = WrittenRows()

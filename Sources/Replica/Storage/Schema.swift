@@ -9,7 +9,7 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1, version2, version3, version4, version5, version6]
+    static let migrations: [String] = [version1, version2, version3, version4, version5, version6, version7]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -202,4 +202,27 @@ enum Schema {
             PRIMARY KEY (replica_id, bytes)
         ) WITHOUT ROWID;
         """
+
+    /// Version 7: declared domains (docs/domains.md). `domains` holds, per
+    /// declared entity type, the declaration that counts (the highest
+    /// version; at equal versions the later event in canonical order) and
+    /// the order key of the event that declared it; `meta.domains_trust`
+    /// whose declarations count (`open`, or the admin key's hex), and
+    /// `meta.domains_generation` moves at every change, so that other
+    /// connections load the declarations again.
+    private static let version7 = """
+        CREATE TABLE domains (
+            entity_type   TEXT PRIMARY KEY,
+            version       INTEGER NOT NULL,
+            declaration   TEXT NOT NULL,
+            time_ms       INTEGER NOT NULL,
+            seq           INTEGER NOT NULL,
+            event_id      BLOB NOT NULL,
+            declared_by   TEXT NOT NULL,
+            signed_by     BLOB
+        ) WITHOUT ROWID;
+
+        INSERT OR IGNORE INTO meta (key, value) VALUES ('domains_trust', 'open'), ('domains_generation', '0');
+        """
 }
+
