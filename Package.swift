@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(name: "StatusProbe", dependencies: ["DaemonClient"], path: "Examples/StatusProbe"),
         .target(
             name: "TestSupport", dependencies: ["ChildProcesses", "NetworkLab", "LabReport"], path: "Tests/TestSupport"),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport", "CSodium"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "Replica", "PeerNet", "TestSupport"]),
         .testTarget(

@@ -63,7 +63,7 @@ extension EventLog {
     /// after every event of the entity they saw); every other event of an
     /// entity another writer holds is refused.
     func appendInTransaction(
-        _ batch: [NewEvent], sessionNotBeforeMs: Int64? = nil, in tail: SyncedTail
+        _ batch: [NewEvent], sessionNotBeforeMs: Int64? = nil, declaring: Bool = false, in tail: SyncedTail
     ) throws -> [StoredEvent] {
         let sessionEvents = sessionNotBeforeMs != nil
         var clock = try storedClock()
@@ -73,7 +73,8 @@ extension EventLog {
         let wallMs = options.wallClock()
         let arrivalMs = try arrivalTime(wallMs: wallMs)
         for new in batch {
-            let (payload, notBeforeMs) = try validated(new, sessionEvent: sessionEvents, in: tail)
+            let (payload, notBeforeMs) = try validated(
+                new, sessionEvent: sessionEvents, declaring: declaring, in: tail)
             let feed = FeedID(replicaID: replicaID, scope: new.scope)
             if heads[feed] == nil { heads[feed] = try feedHead(of: feed) }
             let feedRow = heads[feed]!.row
@@ -105,10 +106,14 @@ extension EventLog {
     /// the undo, so the undo takes at least the target's time + 1; the local
     /// clock itself is not moved.
     private func validated(
-        _ new: NewEvent, sessionEvent: Bool, in tail: SyncedTail
+        _ new: NewEvent, sessionEvent: Bool, declaring: Bool, in tail: SyncedTail
     ) throws -> (payload: String, notBeforeMs: Int64) {
         guard !new.entityType.isEmpty, !new.entityID.isEmpty, !new.scope.isEmpty else {
             throw EventLogError.invalidEvent("entity_type, entity_id and scope must not be empty")
+        }
+        if (new.entityType == DeclarationEvent.entityType) != declaring {
+            throw EventLogError.invalidEvent(
+                "\(DeclarationEvent.entityType) events are declarations: declare the domain instead (docs/domains.md)")
         }
         let payload: JSONValue
         do {

@@ -106,7 +106,9 @@ extension EventLog {
         let held = try db.statement("SELECT version, time_ms, seq, event_id FROM domains WHERE entity_type = ?")
         try held.bind([.text(event.entityID)])
         if try held.step(), let eventID = held.uuid(3) {
-            let heldKey = (held.int64(0), EventOrderKey(timeMs: held.int64(1), seq: UInt64(held.int64(2)), eventID: eventID))
+            let heldKey = (
+                held.int64(0), EventOrderKey(timeMs: held.int64(1), seq: UInt64(held.int64(2)), eventID: eventID)
+            )
             let version = declared.declaration.version
             guard heldKey.0 < version || (heldKey.0 == version && heldKey.1 < event.orderKey) else { return false }
         }
@@ -237,7 +239,7 @@ extension EventLog {
             let event = NewEvent(
                 entityType: DeclarationEvent.entityType, entityID: type, payload: declared.payload,
                 scope: DeclarationEvent.scope)
-            return try appendInTransaction([event], in: tail)[0]
+            return try appendInTransaction([event], declaring: true, in: tail)[0]
         }
     }
 }

@@ -251,7 +251,8 @@ extension EventLog {
                 continue
             }
             for row in entityRows {
-                guard let head = try chainHead(entityRow: row, in: tail) else { continue }
+                // `pending` is taken: the tail's heads are in `current`.
+                guard let head = try current.heads[row] ?? chainHead(entityRow: row, in: tail) else { continue }
                 let stored = try entityHistory(head: head)
                 guard !stored.isEmpty else { continue }
                 let offsets = stored.map(\.offset)

@@ -72,6 +72,9 @@ extension EventLog {
         guard !event.entityType.isEmpty, !event.entityID.isEmpty else {
             throw refuse("entity_type and entity_id must not be empty")
         }
+        guard event.entityType != DeclarationEvent.entityType else {
+            throw refuse("a thin client cannot declare a domain (\(DeclarationEvent.entityType))")
+        }
         // A canonical payload its domain's fast path decodes needs no parse (the API hands over canonical text).
         if CanonicalForm.isCanonicalObject(event.payload), UndoneEvent.parse(event.payload) == nil,
             domains[event.entityType].map({ $0.decodesStoredEvent(event.payload) }) ?? true

@@ -225,4 +225,3 @@ enum Schema {
         INSERT OR IGNORE INTO meta (key, value) VALUES ('domains_trust', 'open'), ('domains_generation', '0');
         """
 }
-
