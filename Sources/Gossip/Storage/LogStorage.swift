@@ -80,8 +80,10 @@ enum LogStorage {
                 guard let hash = StateHash(hex: try log.stateHash()) else {
                     throw StorageFailure("the state hash is not 64 hex digits")
                 }
+                let domains = Dictionary(try log.declaredDomains().map { ($0.entityType, $0.version) }) { $1 }
                 return StateReport(
-                    summary: StateSummary(eventCount: count, hash: hash), cursor: cursor, heads: try log.signedHeads())
+                    summary: StateSummary(eventCount: count, hash: hash, domains: domains), cursor: cursor,
+                    heads: try log.signedHeads())
             }
         }.mapError(StorageFailure.init)
     }

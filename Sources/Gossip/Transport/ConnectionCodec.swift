@@ -32,8 +32,8 @@ final class ConnectionCodec: @unchecked Sendable {
     /// - Parameter pruning: whether this side offers link pruning; `prune`
     ///   and `graft` go out only once the peer has declared it too.
     init(id: ConnectionID, keys: SessionKeys, catchUp: CatchUpWorker, compression: Bool, pruning: Bool = false) {
-        encoder = MessageEncoder(compression: compression, pruning: pruning)
-        decoder = MessageDecoder(compression: compression)
+        encoder = MessageEncoder(compression: compression, pruning: pruning, domainVersions: true)
+        decoder = MessageDecoder(compression: compression, domainVersions: true)
         queue = DispatchQueue(label: "peersync.connection.\(id)")
         sealer = keys.sealer
         opener = keys.opener
@@ -87,6 +87,7 @@ final class ConnectionCodec: @unchecked Sendable {
     private func encodeAndSeal(_ message: Message) -> Result<[UInt8], any Error> {
         encoder.peerAcceptsCompression = decoder.peerOffersCompression
         encoder.peerAcceptsPruning = decoder.peerOffersPruning
+        encoder.peerAcceptsDomainVersions = decoder.peerOffersDomainVersions
         guard encoder.carries(message) else { return .success([]) }
         let plaintext = encoder.encode(message)
         guard plaintext.count <= FrameSealer.maximumPlaintextSize else {

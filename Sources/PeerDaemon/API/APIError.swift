@@ -22,7 +22,16 @@ struct APIError: Error {
 
     static func badRequest(_ message: String) -> APIError { APIError(400, "bad_request", message) }
     static func notFound(_ message: String) -> APIError { APIError(404, "not_found", message) }
-    static func invalidEvent(_ message: String) -> APIError { APIError(422, "invalid_event", message) }
+    /// 422 `invalid_event`; a message that names a field (`field "site" of …`,
+    /// docs/domains.md "Validation") names it in `error.field` too.
+    static func invalidEvent(_ message: String, index: Int? = nil, reason: String? = nil) -> APIError {
+        var details: [String: JSONValue] = [:]
+        let reason = reason ?? message
+        if reason.hasPrefix("field \""), let name = reason.dropFirst(7).split(separator: "\"").first {
+            details["field"] = .string(String(name))
+        }
+        return APIError(422, "invalid_event", message, index: index, details: details)
+    }
 
     /// What an event log failure means for the client: its own mistake
     /// (422), a storage fault (507 for a full disk, 503 for the rest: the
@@ -31,7 +40,8 @@ struct APIError: Error {
         switch error {
         case let error as APIError: return error
         case EventLogError.invalidEvent(let reason): return .invalidEvent(reason)
-        case let error as ThinClientBatchError: return APIError(422, "invalid_event", "\(error)", index: error.index)
+        case let error as ThinClientBatchError:
+            return .invalidEvent("\(error)", index: error.index, reason: error.reason)
         case EventLogError.nothingToUndo, EventLogError.undoLimitReached:
             return APIError(422, "cannot_undo", "\(error)")
         case EventLogError.entityHeld(_, _, let holder):

@@ -18,7 +18,7 @@ import Replica
 /// quiet connections open. The `id` is the event's local offset, so a
 /// client resumes with `?after=` or `Last-Event-ID`. The projection is the
 /// entity's state when the event is sent (null for entity types this node
-/// does not fold). A failed read ends the body without its final chunk.
+/// does not fold); `types` keeps only events of those entity types. A failed read ends the body without its final chunk.
 ///
 /// `@unchecked Sendable`: its state is only touched with `lock` held; the
 /// server never pulls it twice at once, so a read runs without the lock.
@@ -33,11 +33,14 @@ final class ChangeStream: ResponseStream, @unchecked Sendable {
     private var closed = false
     private var lastSent: Date
     private var subscription: Int?
+    /// Only events of these entity types (`?types=`); nil: every event.
+    private let types: Set<String>?
 
     init(
         reads: ReadReplica, changes: ChangeSignal, after offset: Int64, keepaliveSeconds: TimeInterval,
-        now: @escaping @Sendable () -> Date = { Date() }
+        types: Set<String>? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.types = types
         self.reads = reads
         self.changes = changes
         self.offset = offset
@@ -104,10 +107,11 @@ final class ChangeStream: ResponseStream, @unchecked Sendable {
         var text = ""
         for stored in page {
             let event = stored.event
+            if let types, !types.contains(event.entityType) { continue }
             let projection =
                 event.entityType == Item.entityType
                 ? try log.projection(Item.self, id: event.entityID).map { CanonicalJSON.text(of: $0) } ?? "null"
-                : "null"
+                : try log.state(entityType: event.entityType, entityID: event.entityID) ?? "null"
             text += "id: \(stored.offset)\nevent: event\ndata: {\"event\":\(EventJSON.line(for: stored)),"
             text += "\"projection\":\(projection)}\n\n"
             if let takeover = try takeover(of: log.replicaID, by: event, in: log) {

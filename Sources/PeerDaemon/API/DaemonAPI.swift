@@ -115,8 +115,14 @@ final class DaemonAPI: @unchecked Sendable {
         case "items" where segments.count == 3 && segments[2] == "undo":
             try allow("POST")
             return try undoItem(id: segments[1], request)
-        case "entities" where segments.count == 4:
-            return try sessionRoute(request, type: segments[1], id: segments[2], action: segments[3])
+        case "entities" where segments.count >= 2:
+            return try entityRoute(request, segments)
+        case "domains" where segments.count == 1:
+            try allow("GET", "POST")
+            return request.method == "GET" ? try listDomains() : try declareDomain(request)
+        case "domains" where segments.count == 2:
+            try allow("GET")
+            return try domain(segments[1])
         case "events" where segments.count == 1:
             try allow("GET", "POST")
             return request.method == "GET"

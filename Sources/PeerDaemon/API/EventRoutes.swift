@@ -30,8 +30,8 @@ extension DaemonAPI {
             body: .stream(EventArrayStream(reads: reads)))
     }
 
-    /// `GET /changes?after=OFFSET` (or `Last-Event-ID`): Server-Sent Events,
-    /// one per stored event with the entity's projection, from `after`
+    /// `GET /changes?after=OFFSET&types=T1,T2` (or `Last-Event-ID`): Server-Sent Events,
+    /// one per stored event (of those entity types) with the entity's projection, from `after`
     /// (default: the newest event, so only new ones) until the client leaves.
     func changeStream(_ request: HTTPRequest) throws -> HTTPResponse {
         let after: Int64
@@ -45,8 +45,10 @@ extension DaemonAPI {
         } else {
             after = try reads.read { try $0.lastOffset() }
         }
+        let types = request.query["types"].map { Set($0.split(separator: ",").map(String.init)) }
+        if let types, types.isEmpty { throw APIError.badRequest("?types= must name entity types, comma-separated") }
         let stream = ChangeStream(
-            reads: reads, changes: changes, after: after, keepaliveSeconds: settings.keepaliveSeconds)
+            reads: reads, changes: changes, after: after, keepaliveSeconds: settings.keepaliveSeconds, types: types)
         return HTTPResponse(
             status: 200,
             headers: [

@@ -88,7 +88,7 @@ extension DaemonAPI {
     /// Runs `append` on the storage writer; the sync node pushes the event
     /// to peers as soon as it is committed. Only a new event counts in the
     /// metrics, not a replay of an idempotency key.
-    private func timedAppend(_ append: (EventLog) throws -> StoredEvent) throws -> StoredEvent {
+    func timedAppend(_ append: (EventLog) throws -> StoredEvent) throws -> StoredEvent {
         let started = DispatchTime.now().uptimeNanoseconds
         let (stored, isNew) = try storage.write { log in
             let newest = try log.lastOffset()

@@ -27,6 +27,9 @@ struct PeerList: Codable {
         var diverged: Bool
         /// Feeds refused from this peer for failing verification, held by no event since.
         var refused_feeds: [RefusedFeedReport]
+        /// The peer's domain versions by entity type, from its last state
+        /// message (docs/domains.md); null before one.
+        var domains: [String: Int64]?
     }
 
     /// Wall-clock time of the snapshot, in ms since 1970.
@@ -52,7 +55,7 @@ struct PeerList: Codable {
                 state_hash: row.stateIsCurrent ? row.stateHash : nil,
                 event_count: row.stateIsCurrent ? row.eventCount : nil,
                 clock_skew_ms: row.clockSkewMs, identity: row.identity.map(IdentityReport.init), diverged: row.diverged,
-                refused_feeds: row.refusedFeeds.map(RefusedFeedReport.init))
+                refused_feeds: row.refusedFeeds.map(RefusedFeedReport.init), domains: row.domains)
         }
     }
 

@@ -87,7 +87,7 @@ extension DaemonAPI {
         return flag
     }
 
-    private func methodNotAllowed(_ request: HTTPRequest, _ method: String) -> APIError {
+    func methodNotAllowed(_ request: HTTPRequest, _ method: String) -> APIError {
         APIError(405, "method_not_allowed", "\(request.method) is not allowed on \(request.path); allowed: \(method)")
     }
 }

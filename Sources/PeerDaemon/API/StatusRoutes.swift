@@ -39,6 +39,10 @@ extension DaemonAPI {
             },
             revoked: service.revocations().map(RevokedReplica.init),
             refused_feeds: service.refusedFeeds().map(RefusedFeedReport.init),
+            domains_differ: connected.compactMap { row in
+                guard let id = row.replicaID, let domains = row.domains, domains != replica.domains else { return nil }
+                return DomainDifference(replica_id: id, domains: domains)
+            },
             clock_skew_ms: Dictionary(
                 rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
                 uniquingKeysWith: max))
@@ -105,6 +109,10 @@ struct DaemonStatus: Codable {
     var revoked: [RevokedReplica]
     /// Feeds refused from peers for failing verification, held by no event since.
     var refused_feeds: [RefusedFeedReport]
+    /// Connected peers whose domain versions differ from this replica's
+    /// (`replica.domains`), with theirs: they may fold a type differently
+    /// until both hold the same declarations (docs/domains.md).
+    var domains_differ: [DomainDifference]
     var storage: StorageReport
     var sync: Sync
     /// Per peer replica: the most its event times were ahead of our clock.
@@ -113,8 +121,9 @@ struct DaemonStatus: Codable {
     init(
         replica: ReplicaStatus, role: String, identity: IdentityReport, storage: StorageReport, sync: Sync,
         peer_identities: [PeerIdentityReport], revoked: [RevokedReplica], refused_feeds: [RefusedFeedReport],
-        clock_skew_ms: [String: Int64]
+        domains_differ: [DomainDifference], clock_skew_ms: [String: Int64]
     ) {
+        self.domains_differ = domains_differ
         self.replica = replica
         self.role = role
         self.identity = identity
@@ -127,7 +136,7 @@ struct DaemonStatus: Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, identity, storage, sync, peer_identities, revoked, refused_feeds, clock_skew_ms
+        case role, identity, storage, sync, peer_identities, revoked, refused_feeds, domains_differ, clock_skew_ms
     }
 
     var text: String {
@@ -146,6 +155,12 @@ struct DaemonStatus: Codable {
             lines.append("revoked     \(replica.replica_id) at \(IdentityError.time(replica.revoked_ms))")
         }
         lines += refused_feeds.map(\.text)
+        if let domains = replica.domains, !domains.isEmpty {
+            lines.append("domains     \(DomainDifference.list(domains))")
+        }
+        for peer in domains_differ {
+            lines.append("domains     \(peer.replica_id) folds other versions: \(DomainDifference.list(peer.domains))")
+        }
         for (peer, skew) in clock_skew_ms.sorted(by: { $0.key < $1.key }) {
             lines.append("clock skew  \(peer) ahead by \(skew) ms")
         }
@@ -161,6 +176,7 @@ struct DaemonStatus: Codable {
         try container.encode(peer_identities, forKey: .peer_identities)
         try container.encode(revoked, forKey: .revoked)
         try container.encode(refused_feeds, forKey: .refused_feeds)
+        try container.encode(domains_differ, forKey: .domains_differ)
         try container.encode(storage, forKey: .storage)
         try container.encode(sync, forKey: .sync)
         try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
@@ -174,6 +190,7 @@ struct DaemonStatus: Codable {
         peer_identities = try container.decode([PeerIdentityReport].self, forKey: .peer_identities)
         revoked = try container.decode([RevokedReplica].self, forKey: .revoked)
         refused_feeds = try container.decode([RefusedFeedReport].self, forKey: .refused_feeds)
+        domains_differ = try container.decodeIfPresent([DomainDifference].self, forKey: .domains_differ) ?? []
         storage = try container.decode(StorageReport.self, forKey: .storage)
         sync = try container.decode(Sync.self, forKey: .sync)
         clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)
@@ -232,5 +249,17 @@ struct StorageReport: Codable {
     var text: String {
         guard let fault, let message else { return state }
         return "\(state) (\(fault)): \(message)"
+    }
+}
+
+/// A connected peer whose domain versions differ from this replica's.
+struct DomainDifference: Codable {
+    var replica_id: String
+    var domains: [String: Int64]
+
+    /// `inspection=2, meter=1` (`none` when empty).
+    static func list(_ domains: [String: Int64]) -> String {
+        domains.isEmpty
+            ? "none" : domains.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
     }
 }

@@ -32,7 +32,8 @@ extension DaemonAPI {
         return .json(200, "[" + stored.map(EventJSON.line(for:)).joined(separator: ",") + "]")
     }
 
-    /// `GET /events?after=OFFSET&limit=N` → `{"events":[…],"next_offset":X}`:
+    /// `GET /events?after=OFFSET&limit=N&types=T1,T2` → `{"events":[…],"next_offset":X}`
+    /// (item events only, as the seed's client takes them, unless `types` names others):
     /// `X` is the offset of the page's last event, null only on an empty page.
     /// A device whose read scopes are limited gets only events of those
     /// scopes; `X` is then the last offset looked at, so a page may hold
@@ -43,7 +44,12 @@ extension DaemonAPI {
         guard limit <= Self.maxPageSize else {
             throw APIError.badRequest("limit must be between 0 and \(Self.maxPageSize)")
         }
-        let page = try reads.read { try $0.thinClientEvents(after: after, limit: Int(limit)) }
+        var types: Set<String> = [Item.entityType]
+        if let named = request.query["types"] {
+            types = Set(named.split(separator: ",").map(String.init))
+            guard !types.isEmpty else { throw APIError.badRequest("?types= must name entity types, comma-separated") }
+        }
+        let page = try reads.read { try $0.thinClientEvents(after: after, limit: Int(limit), types: types) }
         let next = page.last.map { String($0.offset) } ?? "null"
         let shown = device.map { device in page.filter { device.mayRead($0.event.feed.scope) } } ?? page
         return .json(

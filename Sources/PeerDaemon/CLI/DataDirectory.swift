@@ -30,6 +30,8 @@ struct DataDirectory: Sendable {
         try requireReplica()
         var options = EventLog.Options()
         options.feedSigner = FeedSigner(try identityKey())
+        // A cluster's admin key decides whose domain declarations count (docs/domains.md "Who may declare").
+        options.domainTrust = try certificate().map { .admin($0.adminKey) } ?? .open
         return options
     }
 

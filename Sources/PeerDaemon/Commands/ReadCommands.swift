@@ -109,6 +109,9 @@ struct ReplicaStatus: Codable {
     var forked_feeds: [ForkedFeed]
     /// Origins whose unsigned history a replica vouched for (docs/identity.md "Vouching for unsigned history").
     var vouched: [VouchReport]
+    /// The version of each declared domain this replica folds, by entity
+    /// type (docs/domains.md); absent in a status of an older build.
+    var domains: [String: Int64]?
 
     struct ForkedFeed: Codable {
         var replica_id: String
@@ -125,6 +128,7 @@ struct ReplicaStatus: Codable {
         replica_id = log.replicaID
         self.cursor = cursor.feeds.map { CursorEntry(replica_id: $0.replicaID, scope: $0.scope, seq: cursor[$0]) }
         feeds = cursor.feeds.count
+        domains = Dictionary(try log.declaredDomains().map { ($0.entityType, $0.version) }) { $1 }
         if let known, known.cursor == cursor {
             event_count = known.summary.eventCount
             state_hash = known.summary.hash.hex

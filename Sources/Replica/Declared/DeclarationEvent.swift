@@ -48,11 +48,12 @@ public struct DeclarationEvent: Hashable, Sendable {
     }
 
     /// The declaration a stored event holds, or nil when it holds none that
-    /// counts: not a `Declared` payload, a declaration that does not check,
+    /// counts: not in a feed of scope `peersync/domains`, not a `Declared` payload, a declaration that does not check,
     /// an entity id that is not the declared type, a signature that does
     /// not verify, or (with an admin key to trust) one that key did not sign.
     static func counting(_ event: Event, trust: DomainTrust) -> DeclarationEvent? {
-        guard event.entityType == entityType, let value = try? JSONValue.parse(event.payload),
+        guard event.entityType == entityType, event.feed.scope == scope,
+            let value = try? JSONValue.parse(event.payload),
             case .string(type)? = value["type"], let declarationJSON = value["declaration"],
             let declared = try? DeclarationEvent(
                 declarationJSON: declarationJSON,

@@ -121,10 +121,10 @@ extension FoldPlan {
     /// - Throws: `EventLogError.invalidEvent` naming the field.
     public func validate(_ payload: JSONValue) throws {
         guard case .object(let members) = payload else {
-            throw EventLogError.invalidEvent("a \(entityType) payload must be a JSON object")
+            throw EventLogError.invalidEvent("the payload of \(entityType) must be a JSON object")
         }
         guard case .string(let name)? = members["type"] else {
-            throw EventLogError.invalidEvent("a \(entityType) payload needs a \"type\" (one of \(eventTypes))")
+            throw EventLogError.invalidEvent("the payload of \(entityType) needs a \"type\" (one of \(eventTypes))")
         }
         guard let event = events[name] else {
             throw EventLogError.invalidEvent("\(entityType) has no event \"\(name)\" (it has \(eventTypes))")

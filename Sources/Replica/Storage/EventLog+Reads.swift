@@ -58,6 +58,25 @@ extension EventLog {
         }
     }
 
+    /// One entity's events in canonical order, each with whether an undo
+    /// cancelled it and whether its domain skipped it as poison.
+    public func history(entityType: String, entityID: String) throws -> [HistoryEntry] {
+        try read {
+            let tail = try syncPending()
+            let stored = try entityHistory(EntityKey(type: entityType, id: entityID), in: tail)
+            let cancelled = Fold.cancelledEventIDs(inCanonicalOrder: stored.map(\.event))
+            let pendingPoison = pending?.poisonOffsets ?? []
+            let poison = try db.cached("SELECT 1 FROM poison WHERE local_offset = ?")
+            return try stored.map { event in
+                try poison.bind([.int(event.offset)])
+                defer { poison.reset() }
+                let skipped = try pendingPoison.contains(event.offset) || poison.step()
+                return HistoryEntry(
+                    stored: event, undone: cancelled.contains(event.event.eventID), poison: skipped)
+            }
+        }
+    }
+
     /// The events of one feed with seq in `range`, in seq order.
     public func events(in feed: FeedID, seqs range: ClosedRange<UInt64>, limit: Int) throws -> [StoredEvent] {
         try read {
@@ -281,4 +300,13 @@ public struct MissingEventPages {
         }
         return page.isEmpty ? nil : page
     }
+}
+
+/// One event of an entity's history (`EventLog.history(entityType:entityID:)`).
+public struct HistoryEntry: Sendable {
+    public var stored: StoredEvent
+    /// An `Undone` event cancelled it.
+    public var undone: Bool
+    /// Its domain could not apply it (docs/events.md "Poison events").
+    public var poison: Bool
 }

@@ -15,8 +15,17 @@ extension EventLog {
     /// let page = try log.thinClientEvents(after: cursor, limit: 500)
     /// cursor = page.last?.offset ?? cursor
     /// ```
-    public func thinClientEvents(after offset: Int64, limit: Int) throws -> [StoredEvent] {
-        guard limit > 0 else { return [] }
+    ///
+    /// `types` names the entity types to serve (`GET /events?types=`): a
+    /// client that knows declared domains (docs/domains.md) asks for them,
+    /// and their events are served as stored, undos and all; `item` among
+    /// them is served as above.
+    public func thinClientEvents(after offset: Int64, limit: Int, types: Set<String> = [Item.entityType]) throws
+        -> [StoredEvent]
+    {
+        guard limit > 0, !types.isEmpty else { return [] }
+        let sortedTypes = types.sorted()
+        let placeholders = sortedTypes.map { _ in "?" }.joined(separator: ",")
         return try read {
             let tail = try syncPending()
             var served: [StoredEvent] = []
@@ -28,15 +37,19 @@ extension EventLog {
                 let page = try storedEvents(
                     after: scanned, limit: chunk,
                     rowCondition: """
-                        AND n.entity_type = ?
+                        AND n.entity_type IN (\(placeholders))
                         AND (instr(f.replica_id, '@') = 0
                              OR e.local_offset = (SELECT local_offset FROM thin_client_events WHERE event_id = e.event_id))
-                        """, rowArguments: [.text(Item.entityType)],
-                    keep: { $0.stored.event.entityType == Item.entityType })
+                        """, rowArguments: sortedTypes.map { .text($0) },
+                    keep: { types.contains($0.stored.event.entityType) })
                 guard let last = page.last else { break }
                 scanned = last.stored.offset
                 for row in page where served.count < limit {
                     if try dropped.contains(row, in: self, tail) { continue }
+                    if row.stored.event.entityType != Item.entityType {
+                        if SessionEvent.parse(row.stored.event.payload) == nil { served.append(row.stored) }
+                        continue
+                    }
                     if let event = try thinClientView(of: row.stored, in: tail) { served.append(event) }
                 }
                 if page.count < chunk { break }

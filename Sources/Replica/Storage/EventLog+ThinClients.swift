@@ -16,15 +16,16 @@ extension EventLog {
     @discardableResult
     public func acceptThinClientEvents(_ batch: [ThinClientEvent]) throws -> [StoredEvent] {
         guard !batch.isEmpty else { return [] }
-        let checked = try batch.enumerated().map { index, event in
-            do {
-                return try checkedThinClientEvent(event)
-            } catch let error as ThinClientBatchError {
-                throw ThinClientBatchError(index: index, reason: error.reason)
-            }
-        }
         return try write {
             let tail = try syncPending()
+            // Checked against the declarations as this transaction holds them.
+            let checked = try batch.enumerated().map { index, event in
+                do {
+                    return try checkedThinClientEvent(event)
+                } catch let error as ThinClientBatchError {
+                    throw ThinClientBatchError(index: index, reason: error.reason)
+                }
+            }
             let heldClock = try storedClock()
             var clock = heldClock
             let wallMs = options.wallClock()
@@ -75,9 +76,11 @@ extension EventLog {
         guard event.entityType != DeclarationEvent.entityType else {
             throw refuse("a thin client cannot declare a domain (\(DeclarationEvent.entityType))")
         }
-        // A canonical payload its domain's fast path decodes needs no parse (the API hands over canonical text).
-        if CanonicalForm.isCanonicalObject(event.payload), UndoneEvent.parse(event.payload) == nil,
-            domains[event.entityType].map({ $0.decodesStoredEvent(event.payload) }) ?? true
+        // A canonical payload its Swift domain's fast path decodes needs no parse (the API hands
+        // over canonical text); a declared domain checks strictly, undeclared fields included.
+        let domain = domains[event.entityType]
+        if domain?.plan == nil, CanonicalForm.isCanonicalObject(event.payload), UndoneEvent.parse(event.payload) == nil,
+            domain.map({ $0.decodesStoredEvent(event.payload) }) ?? true
         {
             return event
         }

@@ -1,3 +1,5 @@
+import Replica
+
 /// A cluster admin's statement that one replica's identity key may read and
 /// write these scopes until a time: what `peerd invite` signs and
 /// `peerd init --join` installs. Byte layout in docs/identity.md.
@@ -121,13 +123,20 @@ public struct Certificate: Hashable, Sendable {
         }
     }
 
+    /// Scopes every certificate reads and writes, whatever it lists: the
+    /// declarations of domains (docs/domains.md), which every replica must
+    /// hold to fold alike. Under an admin key only the admin's count.
+    public static let sharedScopes: Set<String> = [DeclarationEvent.scope]
+
     /// Whether the certificate lets its replica read feeds of `scope`.
     public func mayRead(_ scope: String) -> Bool {
         readScopes.contains(scope) || readScopes.contains(Certificate.everyScope)
+            || Certificate.sharedScopes.contains(scope)
     }
 
     /// Whether the certificate lets its replica write feeds of `scope`.
     public func mayWrite(_ scope: String) -> Bool {
         writeScopes.contains(scope) || writeScopes.contains(Certificate.everyScope)
+            || Certificate.sharedScopes.contains(scope)
     }
 }

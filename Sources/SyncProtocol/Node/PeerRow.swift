@@ -56,6 +56,9 @@ public struct PeerRow: Sendable, Hashable {
     /// Feeds this node refused from this peer's replica for failing
     /// verification, and holds no events of since (`SyncNode.refusedFeeds`).
     public var refusedFeeds: [FeedRefusal] = []
+    /// The peer's domain versions by entity type, as its last `state`
+    /// message said (docs/domains.md); nil before one (empty from a build that sends none).
+    public var domains: [String: Int64]?
 }
 
 extension SyncNode {
@@ -141,6 +144,7 @@ extension SyncNode {
             row.stateHash = state.summary.hash.hex
             row.eventCount = state.summary.eventCount
             row.stateIsCurrent = session.peerStateIsCurrent
+            row.domains = state.summary.domains
         }
     }
 }

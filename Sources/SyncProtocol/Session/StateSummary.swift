@@ -36,10 +36,15 @@ public struct StateSummary: Hashable, Sendable {
     /// `EventLog.eventCount()`.
     public var eventCount: Int64
     public var hash: StateHash
+    /// The version of each declared domain the replica folds, by entity
+    /// type (docs/domains.md): sent only to a peer that declared
+    /// `WireCapability.domainVersions`; empty from one that did not.
+    public var domains: [String: Int64]
 
-    public init(eventCount: Int64, hash: StateHash) {
+    public init(eventCount: Int64, hash: StateHash, domains: [String: Int64] = [:]) {
         self.eventCount = eventCount
         self.hash = hash
+        self.domains = domains
     }
 }
 

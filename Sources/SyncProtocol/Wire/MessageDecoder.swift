@@ -14,13 +14,21 @@ public struct MessageDecoder: Sendable {
     public private(set) var peerOffersCompression = false
     /// Whether the peer declared `WireCapability.pruning`: it decodes `prune` and `graft`.
     public private(set) var peerOffersPruning = false
+    /// Whether this side declared `WireCapability.domainVersions`: a
+    /// `state` message may then end with the peer's domain versions.
+    public let acceptsDomainVersions: Bool
+    /// Whether the peer declared `WireCapability.domainVersions`.
+    public private(set) var peerOffersDomainVersions = false
+    /// The most domain versions one `state` message may carry.
+    public static let maximumDomains = 4_096
     /// The most feeds one connection may declare.
     public static let maximumFeeds = 1 << 20
     /// The most addresses one peer-exchange message may carry.
     public static let maximumAdverts = 1_024
 
-    public init(compression: Bool = false) {
+    public init(compression: Bool = false, domainVersions: Bool = false) {
         acceptsCompression = compression
+        acceptsDomainVersions = domainVersions
     }
 
     /// The most bytes a compressed message may declare: what one sealed
@@ -93,7 +101,22 @@ public struct MessageDecoder: Sendable {
             guard let hash = StateHash(bytes: try reader.readRaw(32, "state hash")) else {
                 throw WireError.truncated("state hash")
             }
-            message = .state(StateSummary(eventCount: Int64(count), hash: hash))
+            var domains: [String: Int64] = [:]
+            if acceptsDomainVersions && !reader.isAtEnd {
+                let entries = try reader.readCount("domain count", minimumElementSize: 2)
+                guard entries <= MessageDecoder.maximumDomains else {
+                    throw WireError.malformed("\(entries) domain versions in one state message")
+                }
+                for _ in 0..<entries {
+                    let type = try reader.readString("domain entity type")
+                    let version = try reader.readVarint("domain version")
+                    guard !type.isEmpty, version <= UInt64(Int64.max), domains[type] == nil else {
+                        throw WireError.malformed("domain version \(type)=\(version)")
+                    }
+                    domains[type] = Int64(version)
+                }
+            }
+            message = .state(StateSummary(eventCount: Int64(count), hash: hash, domains: domains))
         case .prune:
             message = .prune(origins: try readOrigins(&reader))
         case .graft:
@@ -159,6 +182,7 @@ public struct MessageDecoder: Sendable {
                 // A capability: it takes an index, is never a feed; unknown ones are ignored.
                 if feed == WireCapability.zstd { peerOffersCompression = true }
                 if feed == WireCapability.pruning { peerOffersPruning = true }
+                if feed == WireCapability.domainVersions { peerOffersDomainVersions = true }
                 feeds.append(nil)
             } else {
                 feeds.append(feed)

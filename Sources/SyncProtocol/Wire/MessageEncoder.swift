@@ -37,6 +37,8 @@ public enum WireCapability {
     public static let zstd = FeedID(replicaID: replicaID, scope: "zstd")
     /// "I decode `prune` and `graft` (message types 9 and 10) and honour them."
     public static let pruning = FeedID(replicaID: replicaID, scope: "prune")
+    /// "My `state` messages may end with my domain versions, and I read yours."
+    public static let domainVersions = FeedID(replicaID: replicaID, scope: "domains")
 }
 
 /// Turns messages into the plaintext of sealed frames.
@@ -73,9 +75,19 @@ public struct MessageEncoder: Sendable {
     /// never sent to a peer that did not, since it could not decode them.
     public var peerAcceptsPruning = false
 
-    public init(compression: Bool = false, pruning: Bool = false) {
+    /// Whether this side reads domain versions at the end of `state`
+    /// (docs/protocol.md "Domain versions"): it then declares
+    /// `WireCapability.domainVersions` with its first declarations.
+    public let offersDomainVersions: Bool
+    /// Whether the peer declared `WireCapability.domainVersions` (copied
+    /// from `MessageDecoder.peerOffersDomainVersions`): only then does a
+    /// `state` message carry this side's versions.
+    public var peerAcceptsDomainVersions = false
+
+    public init(compression: Bool = false, pruning: Bool = false, domainVersions: Bool = false) {
         offersCompression = compression
         offersPruning = pruning
+        offersDomainVersions = domainVersions
     }
 
     /// Whether `message` may go to this peer: `prune` and `graft` only to
@@ -140,6 +152,13 @@ public struct MessageEncoder: Sendable {
             writer.write(MessageType.state.rawValue)
             writer.write(varint: UInt64(max(0, summary.eventCount)))
             writer.write(raw: summary.hash.bytes)
+            if peerAcceptsDomainVersions {
+                writer.write(varint: UInt64(summary.domains.count))
+                for (type, version) in summary.domains.sorted(by: { $0.key < $1.key }) {
+                    writer.write(string: type)
+                    writer.write(varint: UInt64(max(0, version)))
+                }
+            }
             return writer.bytes
         case .prune(let origins):
             return encodeOrigins(origins, type: .prune)
@@ -290,6 +309,11 @@ public struct MessageEncoder: Sendable {
             feedIndexes[WireCapability.pruning] = nextIndex
             nextIndex += 1
             new.append(WireCapability.pruning)
+        }
+        if offersDomainVersions && feedIndexes[WireCapability.domainVersions] == nil {
+            feedIndexes[WireCapability.domainVersions] = nextIndex
+            nextIndex += 1
+            new.append(WireCapability.domainVersions)
         }
         for feed in feeds where feedIndexes[feed] == nil {
             feedIndexes[feed] = nextIndex

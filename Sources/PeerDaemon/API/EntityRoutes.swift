@@ -1,0 +1,167 @@
+import Foundation
+import Replica
+
+/// `/entities/{type}…`: list, read, history, append and undo entities of
+/// any type this replica folds, declared ones above all (docs/http-api.md
+/// "Declared entities"). `/items` stays as the seed's client knows it.
+extension DaemonAPI {
+    /// The query arguments of a list that are not field filters.
+    static let listArguments: Set<String> = ["after", "limit", "include_deleted"]
+    /// The default and the largest page of a list.
+    static let entityPage = (default: 100, maximum: 1_000)
+
+    func entityRoute(_ request: HTTPRequest, _ segments: [String]) throws -> HTTPResponse {
+        let type = segments[1]
+        switch segments.count {
+        case 2:
+            guard request.method == "GET" else { throw methodNotAllowed(request, "GET") }
+            return try listEntities(type, request)
+        case 3:
+            guard request.method == "GET" else { throw methodNotAllowed(request, "GET") }
+            return try entity(type, id: segments[2])
+        case 4 where segments[3] == "history":
+            guard request.method == "GET" else { throw methodNotAllowed(request, "GET") }
+            return try entityHistory(type, id: segments[2])
+        case 4 where segments[3] == "events":
+            guard request.method == "POST" else { throw methodNotAllowed(request, "POST") }
+            return try appendEntityEvent(type, id: segments[2], request)
+        case 4 where segments[3] == "undo":
+            guard request.method == "POST" else { throw methodNotAllowed(request, "POST") }
+            return try undoEntity(type, id: segments[2], request)
+        case 4:
+            return try sessionRoute(request, type: type, id: segments[2], action: segments[3])
+        default:
+            throw APIError.notFound("no such resource: \(request.path)")
+        }
+    }
+
+    /// `{"entities":[state…],"next_after":ID|null}` in entity id order;
+    /// `?FIELD=VALUE` keeps the entities whose field is that value (or, for
+    /// a list or set, holds it), `?after=ID&limit=N` pages, deleted ones
+    /// only with `?include_deleted=true`.
+    private func listEntities(_ type: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let plan = try foldedDomain(type).plan
+        let limit = Int(try Self.count(request, "limit", default: Int64(Self.entityPage.default)))
+        guard (1...Self.entityPage.maximum).contains(limit) else {
+            throw APIError.badRequest("limit must be from 1 to \(Self.entityPage.maximum)")
+        }
+        let includeDeleted = request.query["include_deleted"] == "true"
+        let filters = request.query.filter { !Self.listArguments.contains($0.key) && $0.key != "scope" }
+        let fields = plan.map { Set($0.declaration.fields.keys).union(DomainDeclaration.stateKeys) }
+        if let fields, let unknown = filters.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw APIError.badRequest(
+                "\(type) has no field \(unknown) to filter on (it has \(fields.sorted().joined(separator: ", ")))")
+        }
+        let states = try reads.read { try $0.states(entityType: type, after: request.query["after"]) }
+        var page: [JSONValue] = []
+        var more = false
+        for (_, json) in states {
+            let state = try JSONValue.parse(json)
+            guard includeDeleted || state["deleted"] != .bool(true),
+                filters.allSatisfy({ Self.matches(state[$0.key], $0.value) })
+            else { continue }
+            guard page.count < limit else {
+                more = true
+                break
+            }
+            page.append(state)
+        }
+        let next: JSONValue = more ? page.last?["id"] ?? .null : .null
+        return .json(200, JSONValue.object(["entities": .array(page), "next_after": next]).canonicalText)
+    }
+
+    /// Whether a state's field is `text`, as a query gives it: a string
+    /// itself, a number or boolean as JSON writes it, `null`; a list or set
+    /// when it holds such an element.
+    static func matches(_ value: JSONValue?, _ text: String) -> Bool {
+        switch value {
+        case .array(let elements)?: elements.contains { matches($0, text) }
+        case .string(let string)?: string == text
+        case let value?: value.canonicalText == text
+        case nil: false
+        }
+    }
+
+    private func entity(_ type: String, id: String) throws -> HTTPResponse {
+        _ = try foldedDomain(type)
+        guard let state = try reads.read({ try $0.state(entityType: type, entityID: id) }) else {
+            throw APIError.notFound("no \(type) \(id)")
+        }
+        return .json(200, state)
+    }
+
+    /// `{"events":[event…]}`: the entity's events in canonical order, each
+    /// with `undone` (an undo cancelled it) and `poison` (its domain could
+    /// not apply it).
+    private func entityHistory(_ type: String, id: String) throws -> HTTPResponse {
+        let history = try reads.read { try $0.history(entityType: type, entityID: id) }
+        guard !history.isEmpty else { throw APIError.notFound("no \(type) \(id)") }
+        let lines = try history.map { entry -> JSONValue in
+            guard case .object(var members) = try JSONValue.parse(EventJSON.line(for: entry.stored)) else {
+                return .null
+            }
+            members["undone"] = .bool(entry.undone)
+            members["poison"] = .bool(entry.poison)
+            return .object(members)
+        }
+        return .json(200, JSONValue.object(["events": .array(lines)]).canonicalText)
+    }
+
+    /// A payload such as `{"type":"Ticked","item":"fence"}`, checked against
+    /// the declaration (422 naming the field), in the feed of `?scope=`,
+    /// else the scope the declaration names, else `default`.
+    private func appendEntityEvent(_ type: String, id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let domain = try foldedDomain(type)
+        let scope = try entityScope(request, declared: domain.plan?.declaration.scope, type: type)
+        let payload = try Self.jsonObject(request)
+        let key = request.headers["idempotency-key"]
+        if let key, key.isEmpty || key.utf8.count > 256 {
+            throw APIError.badRequest("Idempotency-Key must be 1 to 256 bytes")
+        }
+        let event = NewEvent(entityType: type, entityID: id, payload: payload.canonicalText, scope: scope)
+        let stored = try doubleTaps.write(key: "entity/\(type)/\(id)\n\(scope)\n\(event.payload)") {
+            if let state = try reads.read({ try $0.state(entityType: type, entityID: id) }),
+                (try? JSONValue.parse(state))?["deleted"] == .bool(true)
+            {
+                throw APIError(
+                    409, "deleted", "\(type) \(id) is deleted; POST /entities/\(type)/\(id)/undo restores it")
+            }
+            return try timedAppend { try $0.append(event, idempotencyKey: key) }
+        }
+        return .json(201, EventJSON.line(for: stored))
+    }
+
+    private func undoEntity(_ type: String, id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let domain = try foldedDomain(type)
+        let scope = try entityScope(request, declared: domain.plan?.declaration.scope, type: type)
+        let key = request.headers["idempotency-key"]
+        let stored = try timedAppend {
+            try $0.undo(entityType: type, entityID: id, scope: scope, idempotencyKey: key)
+        }
+        return .json(201, EventJSON.line(for: stored))
+    }
+
+    /// The domain this replica folds `type` with; 404 when it folds none.
+    private func foldedDomain(_ type: String) throws -> Domain {
+        guard let domain = try reads.read({ try $0.domain(of: type) }) else {
+            throw APIError.notFound("no domain folds \(type) here: declare it with POST /domains (docs/domains.md)")
+        }
+        return domain
+    }
+
+    /// `?scope=`, else the declared scope, else `default`; a type whose
+    /// declaration names a scope is written only there (its write scope),
+    /// and the certificate must let this replica write it.
+    private func entityScope(_ request: HTTPRequest, declared: String?, type: String) throws -> String {
+        let given = request.query["scope"]
+        if given?.isEmpty == true { throw APIError.badRequest("?scope= must name a scope") }
+        if let declared, let given, given != declared {
+            throw APIError(
+                422, "wrong_scope",
+                "\(type) events are written in scope \(declared), as its declaration says, not \(given)")
+        }
+        let scope = given ?? declared ?? FeedID.defaultScope
+        try requireWritable(scope)
+        return scope
+    }
+}
