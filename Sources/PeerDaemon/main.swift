@@ -11,6 +11,7 @@ let commands: [Command] = [
     [PeersCommand.command],
     ThinClientCommands.all,
     ItemCommands.all,
+    DomainCommands.all,
     SessionCommands.all,
     ReadCommands.all,
     [ExportCommand.command, ImportCommand.command],

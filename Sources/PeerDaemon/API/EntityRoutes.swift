@@ -8,7 +8,7 @@ extension DaemonAPI {
     /// The query arguments of a list that are not field filters.
     static let listArguments: Set<String> = ["after", "limit", "include_deleted"]
     /// The default and the largest page of a list.
-    static let entityPage = (default: 100, maximum: 1_000)
+    static let entityPageSize = (default: 100, maximum: 1_000)
 
     func entityRoute(_ request: HTTPRequest, _ segments: [String]) throws -> HTTPResponse {
         let type = segments[1]
@@ -40,22 +40,32 @@ extension DaemonAPI {
     /// a list or set, holds it), `?after=ID&limit=N` pages, deleted ones
     /// only with `?include_deleted=true`.
     private func listEntities(_ type: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        let plan = try foldedDomain(type).plan
-        let limit = Int(try Self.count(request, "limit", default: Int64(Self.entityPage.default)))
-        guard (1...Self.entityPage.maximum).contains(limit) else {
-            throw APIError.badRequest("limit must be from 1 to \(Self.entityPage.maximum)")
+        let limit = Int(try Self.count(request, "limit", default: Int64(Self.entityPageSize.default)))
+        let filters = request.query.filter { !Self.listArguments.contains($0.key) }
+        let page = try reads.read { log in
+            try Self.entityPage(
+                log, type: type, filters: filters, after: request.query["after"], limit: limit,
+                includeDeleted: request.query["include_deleted"] == "true")
         }
-        let includeDeleted = request.query["include_deleted"] == "true"
-        let filters = request.query.filter { !Self.listArguments.contains($0.key) && $0.key != "scope" }
-        let fields = plan.map { Set($0.declaration.fields.keys).union(DomainDeclaration.stateKeys) }
+        return .json(200, page.canonicalText)
+    }
+
+    /// A page of `type`'s states as `GET /entities/{type}` answers it (and `peerd entity list` prints it).
+    static func entityPage(
+        _ log: EventLog, type: String, filters: [String: String], after: String?, limit: Int, includeDeleted: Bool
+    ) throws -> JSONValue {
+        guard let domain = try log.domain(of: type) else { throw noDomain(type) }
+        guard (1...Self.entityPageSize.maximum).contains(limit) else {
+            throw APIError.badRequest("limit must be from 1 to \(Self.entityPageSize.maximum)")
+        }
+        let fields = domain.plan.map { Set($0.declaration.fields.keys).union(DomainDeclaration.stateKeys) }
         if let fields, let unknown = filters.keys.sorted().first(where: { !fields.contains($0) }) {
             throw APIError.badRequest(
                 "\(type) has no field \(unknown) to filter on (it has \(fields.sorted().joined(separator: ", ")))")
         }
-        let states = try reads.read { try $0.states(entityType: type, after: request.query["after"]) }
         var page: [JSONValue] = []
         var more = false
-        for (_, json) in states {
+        for (_, json) in try log.states(entityType: type, after: after) {
             let state = try JSONValue.parse(json)
             guard includeDeleted || state["deleted"] != .bool(true),
                 filters.allSatisfy({ Self.matches(state[$0.key], $0.value) })
@@ -67,7 +77,11 @@ extension DaemonAPI {
             page.append(state)
         }
         let next: JSONValue = more ? page.last?["id"] ?? .null : .null
-        return .json(200, JSONValue.object(["entities": .array(page), "next_after": next]).canonicalText)
+        return .object(["entities": .array(page), "next_after": next])
+    }
+
+    static func noDomain(_ type: String) -> APIError {
+        APIError.notFound("no domain folds \(type) here: declare it with POST /domains (docs/domains.md)")
     }
 
     /// Whether a state's field is `text`, as a query gives it: a string
@@ -94,7 +108,11 @@ extension DaemonAPI {
     /// with `undone` (an undo cancelled it) and `poison` (its domain could
     /// not apply it).
     private func entityHistory(_ type: String, id: String) throws -> HTTPResponse {
-        let history = try reads.read { try $0.history(entityType: type, entityID: id) }
+        .json(200, try reads.read { try Self.history($0, type: type, id: id) }.canonicalText)
+    }
+
+    static func history(_ log: EventLog, type: String, id: String) throws -> JSONValue {
+        let history = try log.history(entityType: type, entityID: id)
         guard !history.isEmpty else { throw APIError.notFound("no \(type) \(id)") }
         let lines = try history.map { entry -> JSONValue in
             guard case .object(var members) = try JSONValue.parse(EventJSON.line(for: entry.stored)) else {
@@ -104,7 +122,7 @@ extension DaemonAPI {
             members["poison"] = .bool(entry.poison)
             return .object(members)
         }
-        return .json(200, JSONValue.object(["events": .array(lines)]).canonicalText)
+        return .object(["events": .array(lines)])
     }
 
     /// A payload such as `{"type":"Ticked","item":"fence"}`, checked against
@@ -143,9 +161,7 @@ extension DaemonAPI {
 
     /// The domain this replica folds `type` with; 404 when it folds none.
     private func foldedDomain(_ type: String) throws -> Domain {
-        guard let domain = try reads.read({ try $0.domain(of: type) }) else {
-            throw APIError.notFound("no domain folds \(type) here: declare it with POST /domains (docs/domains.md)")
-        }
+        guard let domain = try reads.read({ try $0.domain(of: type) }) else { throw Self.noDomain(type) }
         return domain
     }
 
