@@ -22,6 +22,31 @@ import Testing
         #expect(try messages.map { try decoder.decode(encoder.encode($0)) } == messages)
     }
 
+    @Test("domain versions travel at the end of state, only to a peer that declared it reads them")
+    func domainVersionsTravelToAPeerThatReadsThem() throws {
+        let summary = StateSummary(eventCount: 3, hash: hash, domains: ["inspection": 2, "meter": 1])
+        // Both sides declare the capability in their first cursor.
+        var aEncoder = MessageEncoder(domainVersions: true)
+        var bDecoder = MessageDecoder(domainVersions: true)
+        var bEncoder = MessageEncoder(domainVersions: true)
+        var aDecoder = MessageDecoder(domainVersions: true)
+        _ = try bDecoder.decode(aEncoder.encode(.cursor(VectorCursor())))
+        _ = try aDecoder.decode(bEncoder.encode(.cursor(VectorCursor())))
+        #expect(bDecoder.peerOffersDomainVersions && aDecoder.peerOffersDomainVersions)
+        aEncoder.peerAcceptsDomainVersions = aDecoder.peerOffersDomainVersions
+        let bytes = aEncoder.encode(.state(summary))
+        #expect(
+            bytes == [7, 3] + Array(0..<32) + [2, 10] + Array("inspection".utf8) + [2, 5] + Array("meter".utf8) + [1])
+        #expect(try bDecoder.decode(bytes) == .state(summary))
+        // To a peer of an older build (no capability) the message is what it was.
+        var plain = MessageEncoder(domainVersions: true)
+        #expect(plain.encode(.state(summary)) == [7, 3] + Array(0..<32))
+        // A repeated type is refused.
+        #expect(throws: WireError.self) {
+            try bDecoder.decode([7, 3] + Array(0..<32) + [2, 1, 0x61, 1, 1, 0x61, 2])
+        }
+    }
+
     @Test func aShortHashIsRefused() {
         var decoder = MessageDecoder()
         #expect(throws: WireError.truncated("state hash")) { try decoder.decode([7, 5] + Array(0..<31)) }

@@ -1,0 +1,167 @@
+import DaemonClient
+import Foundation
+import Replica
+import TestSupport
+import Testing
+
+/// Declared domains with real daemons (docs/domains.md, docs/http-api.md
+/// "Declared entities"): declared over HTTP, validated where events enter,
+/// synced, versions reported, and scopes applied per type.
+@Suite("peerd run: declared domains")
+struct DeclaredDomainTests {
+    let temp: TemporaryDirectory
+    init() throws { temp = try TemporaryDirectory() }
+
+    /// `inspection` at `version`: from version 2, `FindingRecorded` adds its `count`.
+    static func inspection(version: Int = 1, scope: String = "inspections") -> String {
+        let adds = version >= 2 ? #"{"add":"findings","from":"count"}"# : #"{"add":"findings","value":1}"#
+        let count = version >= 2 ? #""fields":{"count":{"type":"integer"}},"# : ""
+        return """
+            {"entity_type":"inspection","version":\(version),"scope":"\(scope)",
+             "fields":{"site":{"type":"string"},"status":{"type":"string","default":"open"},
+                       "findings":{"type":"integer"},"checklist":{"type":"set","of":"string"}},
+             "events":{
+              "Opened":{"fields":{"site":{"type":"string"}},"effects":[{"set":"site","from":"site"}]},
+              "Ticked":{"fields":{"item":{"type":"string"}},"effects":[{"insert":"checklist","from":"item"}]},
+              "FindingRecorded":{\(count)"effects":[\(adds)]}}}
+            """
+    }
+
+    func json(_ daemon: Daemon, _ path: String) throws -> [String: Any] {
+        try jsonObject(try daemon.api!.request("GET", path).text)
+    }
+
+    func post(_ daemon: Daemon, _ path: String, _ body: String, key: String? = nil) throws -> (Int, [String: Any]) {
+        let reply = try daemon.api!.request(
+            "POST", path, body: body, headers: key.map { [("Idempotency-Key", $0)] } ?? [])
+        return (reply.status, try jsonObject(reply.text))
+    }
+
+    func domains(_ daemon: Daemon) throws -> [String: Int] {
+        (try json(daemon, "/status")["domains"] as? [String: Int]) ?? [:]
+    }
+
+    @Test("events that do not fit the declaration get a 422 naming the field, and nothing of them is stored")
+    func validation() throws {
+        try temp.cluster("a", [])
+        let a = try Daemon.start(data: temp.url("a"))
+        let (declared, answer) = try post(a, "/domains", Self.inspection())
+        #expect(declared == 201, "\(answer)")
+        #expect(answer["version"] as? Int == 1)
+        #expect(try post(a, "/entities/inspection/i1/events", #"{"type":"Opened","site":"North"}"#).0 == 201)
+        let count = try json(a, "/status")["event_count"] as? Int
+        let refusals: [(String, String?, String)] = [
+            (#"{"type":"Opened","site":5}"#, "site", "must be string"),
+            (#"{"type":"Opened"}"#, "site", "is missing"),
+            (#"{"type":"Ticked","item":"fence","colour":"red"}"#, "colour", "is not declared"),
+            (#"{"type":"Exploded"}"#, nil, #"has no event "Exploded""#),
+        ]
+        for (payload, field, words) in refusals {
+            let (status, body) = try post(a, "/entities/inspection/i1/events", payload)
+            let error = body["error"] as? [String: Any]
+            #expect(status == 422, "\(payload)")
+            #expect(error?["code"] as? String == "invalid_event")
+            #expect(error?["field"] as? String == field, "\(payload): \(body)")
+            #expect((error?["message"] as? String)?.contains(words) == true, "\(payload): \(body)")
+        }
+        // A thin client's batch with one bad event stores none of it.
+        let batch = """
+            [{"replica_event_id":"\(UUID().uuidString.lowercased())","replica_id":"tablet","entity_type":"inspection",
+              "entity_id":"i2","scope":"inspections","replica_time_ms":1,"payload":{"type":"Opened","site":"South"}},
+             {"replica_event_id":"\(UUID().uuidString.lowercased())","replica_id":"tablet","entity_type":"inspection",
+              "entity_id":"i2","scope":"inspections","replica_time_ms":2,"payload":{"type":"Ticked"}}]
+            """
+        let pushed = try a.api!.request("POST", "/events", body: batch)
+        #expect(pushed.status == 422, "\(pushed.text)")
+        #expect(((try jsonObject(pushed.text)["error"] as? [String: Any])?["field"] as? String) == "item")
+        #expect(try json(a, "/status")["event_count"] as? Int == count)
+        // A type no declaration folds, an unknown filter field, a wrong scope.
+        #expect(try a.api!.request("GET", "/entities/meter").status == 404)
+        #expect(try a.api!.request("GET", "/entities/inspection?colour=red").status == 400)
+        let (wrongScope, scopeBody) = try post(
+            a, "/entities/inspection/i1/events?scope=default", #"{"type":"Ticked","item":"gate"}"#)
+        #expect(wrongScope == 422)
+        #expect((scopeBody["error"] as? [String: Any])?["code"] as? String == "wrong_scope")
+        #expect(try json(a, "/status")["event_count"] as? Int == count)
+    }
+
+    @Test("two daemons report different declaration versions, and converge once both hold the same declarations")
+    func versionsReportedAndConverge() throws {
+        try temp.cluster("a", ["b"])
+        // While apart: a declares version 1 and writes; b has no declaration.
+        let a = try Daemon.start(data: temp.url("a"))
+        #expect(try post(a, "/domains", Self.inspection()).0 == 201)
+        for payload in [
+            #"{"type":"Opened","site":"North"}"#, #"{"type":"FindingRecorded"}"#, #"{"type":"Ticked","item":"fence"}"#,
+        ] {
+            #expect(try post(a, "/entities/inspection/i1/events", payload, key: payload).0 == 201)
+        }
+        // A retry with the same key stores nothing new.
+        #expect(
+            try post(
+                a, "/entities/inspection/i1/events", #"{"type":"FindingRecorded"}"#, key: #"{"type":"FindingRecorded"}"#
+            ).0 == 201)
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address])
+        try Convergence.wait([temp.url("a"), temp.url("b")])
+        #expect(try domains(b) == ["inspection": 1])
+        let onA = try a.api!.request("GET", "/entities/inspection/i1").text
+        #expect(try b.api!.request("GET", "/entities/inspection/i1").text == onA)
+        #expect(try jsonObject(onA)["findings"] as? Int == 1)
+
+        // b declares version 2, which refolds i1 differently: refused, then accepted.
+        let (refused, refusal) = try post(b, "/domains", Self.inspection(version: 2))
+        #expect(refused == 409)
+        #expect((refusal["error"] as? [String: Any])?["code"] as? String == "refold_needed")
+        #expect(try post(b, "/domains?accept_refold=true", Self.inspection(version: 2)).0 == 201)
+        #expect(try post(b, "/entities/inspection/i1/events", #"{"type":"FindingRecorded","count":4}"#).0 == 201)
+        try Convergence.wait([temp.url("a"), temp.url("b")])
+        #expect(try domains(a) == ["inspection": 2])
+        // Each side's row of the other shows the other's versions, and neither differs any more.
+        let held = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
+            let peers = try json(a, "/peers")["peers"] as? [[String: Any]] ?? []
+            let status = try json(a, "/status")
+            return peers.contains { ($0["domains"] as? [String: Int]) == ["inspection": 2] }
+                && (status["domains_differ"] as? [Any])?.isEmpty == true
+        }
+        let peersOfA = try json(a, "/peers")
+        #expect(held, "a's /peers: \(peersOfA)")
+        let state = try jsonObject(try a.api!.request("GET", "/entities/inspection/i1").text)
+        // Under version 2 the count-less FindingRecorded adds nothing, the later one adds 4.
+        #expect(state["findings"] as? Int == 4, "\(state)")
+        let onB = try b.api!.request("GET", "/entities/inspection/i1").text
+        #expect(try jsonObject(onB)["findings"] as? Int == 4, "\(onB)")
+    }
+
+    @Test("with an admin key, only its declarations count, and a type's events reach only who may read its scope")
+    func scopesPerType() throws {
+        try temp.peerdOK(["admin-key", "--out", temp.path("admin.key")], "a")
+        try temp.cluster("a", ["b"])
+        for (dir, read, write) in [("a", "*", "*"), ("b", "default", "default")] {
+            let identity = try temp.peerdOK(["identity"], dir)
+            let invite = try temp.peerdOK(
+                ["invite", "--admin-key", temp.path("admin.key"), "--for", identity, "--read", read, "--write", write],
+                "a")
+            try temp.peerdOK(["init", "--join", invite], dir)
+        }
+        try Self.inspection().write(toFile: temp.path("inspection.json"), atomically: true, encoding: .utf8)
+        let a = try Daemon.start(data: temp.url("a"))
+        let unsigned = try post(a, "/domains", Self.inspection())
+        #expect(unsigned.0 == 403, "\(unsigned.1)")
+        try temp.peerdOK(
+            ["domain", "declare", temp.path("inspection.json"), "--admin-key", temp.path("admin.key")], "a")
+        #expect(try post(a, "/entities/inspection/i1/events", #"{"type":"Opened","site":"North"}"#).0 == 201)
+        #expect(try post(a, "/items", #"{"name":"Shared","quantity":1}"#).0 == 201)
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address])
+        // b holds the declaration (every certificate reads peersync/domains) and the item, not the inspection.
+        let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
+            try domains(b) == ["inspection": 1] && ((try json(b, "/items")["items"] as? [Any])?.count == 1)
+        }
+        let statusOfB = try json(b, "/status")
+        #expect(arrived, "b's status: \(statusOfB)")
+        #expect((try json(b, "/entities/inspection")["entities"] as? [Any])?.isEmpty == true)
+        // And b may not write the type's scope.
+        let (status, body) = try post(b, "/entities/inspection/i2/events", #"{"type":"Opened","site":"South"}"#)
+        #expect(status == 403, "\(body)")
+        #expect((body["error"] as? [String: Any])?["code"] as? String == "scope_not_writable")
+    }
+}
