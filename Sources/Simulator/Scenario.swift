@@ -36,6 +36,13 @@ public struct Scenario: Sendable {
     public var claimShare = 0.0
     /// Of the items created, the share in a second scope (so a replica writes two feeds).
     public var secondScopeShare = 0.0
+    /// Of the append steps, the share that write a declared `ticket`
+    /// (docs/domains.md: Item's twin, declared by a replica at the first
+    /// such step); 0: no declared domain.
+    public var declaredShare = 0.0
+    /// When set, a replica declares `ticket` version 2 at this time (its
+    /// `QuantityChanged` adds rather than sets), refolding every ticket.
+    public var redeclareAtMs: Milliseconds?
     /// Events each replica appends (an item it creates) at `initialEventsAtMs`,
     /// before any other append.
     public var initialEventsPerReplica = 0

@@ -15,6 +15,9 @@ struct WorkloadState {
     /// A concurrent claim, a takeover or a release elsewhere may have ended
     /// one already; a release here forgets the item's.
     var claims: [(item: ItemReference, replica: Int)] = []
+    /// The `ticket` ids written so far, and the version of its declaration last declared.
+    var tickets: [String] = []
+    var declaredVersion: Int64 = 0
 }
 
 /// Every append that returned: what no replica may lose.
@@ -48,7 +51,8 @@ extension Simulation {
     func performAppendStep() throws {
         let running = replicas.filter(\.isUp)
         guard !running.isEmpty else { return }
-        // No draw without claims, so that a scenario without them replays as before.
+        // No draw without declared tickets or claims, so that a scenario without them replays as before.
+        if scenario.declaredShare > 0, try performDeclaredStep(running: running) { return }
         if scenario.claimShare > 0, !workload.items.isEmpty, random.chance(scenario.claimShare) {
             performSessionStep(running: running)
         } else if workload.items.isEmpty || random.chance(0.25) {
@@ -167,6 +171,57 @@ extension Simulation {
             return
         }
         append(NewEvent(item: item.id, event, scope: item.scope), on: replica)
+    }
+
+    /// Declares `ticket` when it is due (version 1 at the first step,
+    /// version 2 at `Scenario.redeclareAtMs`), or writes a ticket event at
+    /// the `Scenario.declaredShare`; false when the step is left to items.
+    private func performDeclaredStep(running: [SimulatedReplica]) throws -> Bool {
+        let due: Int64? =
+            workload.declaredVersion == 0
+            ? 1 : scenario.redeclareAtMs.flatMap { now >= $0 && workload.declaredVersion == 1 ? 2 : nil }
+        if let version = due {
+            workload.declaredVersion = version
+            let declared = try DeclarationEvent(declarationJSON: try JSONValue.parse(Self.ticket(version: version)))
+            acknowledge(on: random.element(of: running)) { log in
+                do {
+                    return try log.declare(declared, acceptRefold: true)
+                } catch DeclarationRefusal.versionNotNewer {
+                    return nil  // It holds this version already, from a peer.
+                }
+            }
+            return true
+        }
+        guard random.chance(scenario.declaredShare) else { return false }
+        let event: ItemEvent
+        let id: String
+        if workload.tickets.isEmpty || random.chance(0.25) {
+            id = "ticket-\(workload.tickets.count + 1)"
+            workload.tickets.append(id)
+            event = .created(name: id, quantity: random.int(in: 0...100))
+        } else {
+            id = random.element(of: workload.tickets)
+            event =
+                random.chance(0.1)
+                ? .deleted
+                : random.chance(0.5)
+                    ? .quantityChanged(quantity: random.int(in: 0...500))
+                    : .renamed(name: "name \(random.int(in: 0...999))")
+        }
+        append(NewEvent(entityType: "ticket", entityID: id, payload: event.payload), on: random.element(of: running))
+        return true
+    }
+
+    /// Item's twin as `ticket`; from version 2 `QuantityChanged` adds its quantity.
+    static func ticket(version: Int64) -> String {
+        let twin = DomainDeclaration.itemTwin(entityType: "ticket")
+        guard version > 1 else { return twin }
+        return
+            twin
+            .replacingOccurrences(of: #""version":1"#, with: #""version":\#(version)"#)
+            .replacingOccurrences(
+                of: #""effects":[{"set":"quantity","from":"quantity"}]"#,
+                with: #""effects":[{"add":"quantity","from":"quantity"}]"#)
     }
 
     private func append(_ new: NewEvent, on replica: SimulatedReplica) {
