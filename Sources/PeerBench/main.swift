@@ -11,7 +11,8 @@ import Foundation
 // or with `import` `peerd import` against in-process ingest (`peerd-bench import --help`),
 // or with `wifi` catch-up over a shaped, lossy link between namespaces (`peerd-bench wifi --help`;
 // `link-probe` is its raw TCP transfer, run inside the hosts),
-// or with `identity` what identities and signing cost (`peerd-bench identity --help`).
+// or with `identity` what identities and signing cost (`peerd-bench identity --help`),
+// or with `domains` a declared domain against the Swift Item (`peerd-bench domains --help`).
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     if arguments.first == "crash-writer" {
@@ -34,6 +35,8 @@ do {
         try await WifiBenchmark(options: WifiOptions.parse(Array(arguments.dropFirst()))).run()
     } else if arguments.first == "link-probe" {
         try LinkProbe.main(Array(arguments.dropFirst()))
+    } else if arguments.first == "domains" {
+        try DomainsBenchmark.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "identity" {
         try IdentityBenchmark.parse(Array(arguments.dropFirst())).run()
     } else if arguments.first == "simulate-scale" {
