@@ -59,7 +59,7 @@ struct DomainsBenchmark {
         guard swift.stateBytes == declared.stateBytes else {
             throw BenchmarkFailure(
                 description: "the declared twin folded other states than Item (\(declared.stateBytes) bytes of "
-                + "state against \(swift.stateBytes))")
+                    + "state against \(swift.stateBytes))")
         }
         let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
         func rate(_ seconds: Double) -> String { Report.grouped(Double(events) / seconds) }
@@ -105,24 +105,29 @@ struct DomainsBenchmark {
         }
         var ingest = Stopwatch()
         try workload.forEachBatch(batch) { events in
-            let renamed = declared ? events.map { event in
-                var event = event
-                event.entityType = type
-                return event
-            } : events
+            let renamed =
+                declared
+                ? events.map { event in
+                    var event = event
+                    event.entityType = type
+                    return event
+                } : events
             let report = try ingest.measure { try log.ingest(renamed) }
             try BenchmarkFailure.check(report, offered: events.count)
         }
         try ingest.measure { try log.writePendingProjections() }
         var refold = Stopwatch()
         let report = try refold.measure { try log.checkIntegrity(refold: true) }
-        guard report.findings.isEmpty else { throw BenchmarkFailure(description: "refold of \(type) found \(report.findings)") }
+        guard report.findings.isEmpty else {
+            throw BenchmarkFailure(description: "refold of \(type) found \(report.findings)")
+        }
         var redeclare: Double?
         if declared {
             var watch = Stopwatch()
             try watch.measure {
                 try log.declare(
-                    try DeclarationEvent(declarationJSON: try JSONValue.parse(Self.twin(version: 2))), acceptRefold: true)
+                    try DeclarationEvent(declarationJSON: try JSONValue.parse(Self.twin(version: 2))),
+                    acceptRefold: true)
             }
             redeclare = watch.seconds
         }

@@ -230,10 +230,13 @@ extension EventLog {
                     throw DeclarationRefusal.versionNotNewer(
                         entityType: type, held: held.declaration.version, given: declared.declaration.version)
                 }
-                let changes = try stateChanges(under: Domain(declared: FoldPlan(declared.declaration)), in: tail)
-                if !changes.changed.isEmpty && !acceptRefold {
-                    throw DeclarationRefusal.refoldNeeded(
-                        entityType: type, changed: changes.changed, total: changes.total)
+                // An accepted refold needs no comparison: the refold runs once, below.
+                if !acceptRefold {
+                    let changes = try stateChanges(under: Domain(declared: FoldPlan(declared.declaration)), in: tail)
+                    if !changes.changed.isEmpty {
+                        throw DeclarationRefusal.refoldNeeded(
+                            entityType: type, changed: changes.changed, total: changes.total)
+                    }
                 }
             }
             let event = NewEvent(
