@@ -164,4 +164,69 @@ struct DeclaredDomainTests {
         #expect(status == 403, "\(body)")
         #expect((body["error"] as? [String: Any])?["code"] as? String == "scope_not_writable")
     }
+
+    @Test("the change stream filtered by type carries declared states; a thin client pulls declared types when it asks")
+    func changeStreamAndThinClientPull() throws {
+        try temp.cluster("a", [])
+        let a = try Daemon.start(data: temp.url("a"))
+        #expect(try post(a, "/domains", Self.inspection()).0 == 201)
+        #expect(try post(a, "/items", #"{"name":"Bolts","quantity":3}"#).0 == 201)
+        #expect(try post(a, "/entities/inspection/i1/events", #"{"type":"Opened","site":"North"}"#).0 == 201)
+        #expect(try post(a, "/entities/inspection/i1/undo", "").0 == 201)
+        let stream = try a.api!.events("/changes?after=0&types=inspection")
+        defer { stream.close() }
+        var seen: [[String: Any]] = []
+        while seen.count < 2, let message = try stream.next() {
+            guard message.event == "event" else { continue }
+            seen.append(try jsonObject(message.data))
+        }
+        let types = seen.compactMap { ($0["event"] as? [String: Any])?["entity_type"] as? String }
+        #expect(types == ["inspection", "inspection"], "only the type asked for, not the item or the declaration")
+        let first = try #require(seen.first?["projection"] as? [String: Any])
+        // The projection is the state when the event is sent: after the undo, the site is back to its default.
+        #expect(first["id"] as? String == "i1")
+        #expect(first["site"] as? String == "")
+        // The seed's pull serves items only; with ?types= the declared type too, its undo as stored.
+        let items = try jsonObject(try a.api!.request("GET", "/events?after=0").text)["events"] as? [[String: Any]]
+        #expect(items?.map { $0["entity_type"] as? String } == ["item"])
+        let both = try jsonObject(try a.api!.request("GET", "/events?after=0&types=item,inspection").text)
+        let pulled = (both["events"] as? [[String: Any]] ?? []).map { $0["entity_type"] as? String }
+        #expect(pulled == ["item", "inspection", "inspection"])
+        let history = try json(a, "/entities/inspection/i1/history")["events"] as? [[String: Any]] ?? []
+        #expect(history.map { $0["undone"] as? Bool } == [true, false])
+    }
+
+    @Test("peerd domain and peerd entity work on the files without a daemon, as over HTTP")
+    func commandsWithoutADaemon() throws {
+        try temp.cluster("a", [])
+        try Self.inspection().write(toFile: temp.path("inspection.json"), atomically: true, encoding: .utf8)
+        #expect(
+            try temp.peerdOK(["domain", "declare", temp.path("inspection.json")], "a")
+                == "declared inspection version 1")
+        let again = try Executables.peerd(["domain", "declare", temp.path("inspection.json")], data: temp.url("a"))
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("needs a higher version"), "\(again.stderr)")
+        #expect(try temp.peerdOK(["domain", "list"], "a").hasPrefix("inspection  version 1"))
+        let id = try temp.peerdOK(["entity", "create", "inspection", #"{"type":"Opened","site":"North"}"#], "a")
+        try temp.peerdOK(["entity", "append", "inspection", id, #"{"type":"Ticked","item":"fence"}"#], "a")
+        let bad = try Executables.peerd(
+            ["entity", "append", "inspection", id, #"{"type":"Ticked","item":7}"#], data: temp.url("a"))
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains(#"field "item" of inspection Ticked"#), "\(bad.stderr)")
+        let state = try jsonObject(try temp.peerdOK(["entity", "get", "inspection", id], "a"))
+        #expect(state["checklist"] as? [String] == ["fence"])
+        let list = try jsonObject(
+            try temp.peerdOK(["entity", "list", "inspection", "--where", "checklist=fence"], "a"))
+        #expect((list["entities"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])
+        let none = try jsonObject(try temp.peerdOK(["entity", "list", "inspection", "--where", "site=South"], "a"))
+        #expect((none["entities"] as? [Any])?.isEmpty == true)
+        try temp.peerdOK(["entity", "undo", "inspection", id], "a")
+        let history = try jsonObject(try temp.peerdOK(["entity", "history", "inspection", id], "a"))
+        #expect((history["events"] as? [Any])?.count == 3)
+        // The same replica served by its daemon answers alike.
+        let a = try Daemon.start(data: temp.url("a"))
+        let served = try a.api!.request("GET", "/entities/inspection/\(id)").text.trimmingCharacters(in: .newlines)
+        let printed = try temp.peerdOK(["entity", "get", "inspection", id], "a")
+        #expect(served == printed)
+    }
 }
