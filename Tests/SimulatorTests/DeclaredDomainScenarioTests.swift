@@ -42,6 +42,19 @@ struct DeclaredDomainScenarioTests {
             #expect(try log.declaredDomains().map(\.version) == [2], "replica \(index)")
             #expect(try log.poisonEventCount() == 0, "replica \(index)")
         }
-        #expect(try !simulation.log(of: 0).states(entityType: "ticket").isEmpty)
+        // Under version 2 a live ticket's quantity is its Created quantity plus every change.
+        let log = try simulation.log(of: 0)
+        let states = try log.states(entityType: "ticket").map { try JSONValue.parse($0.json) }
+        #expect(!states.isEmpty)
+        for state in states where state["deleted"] == .bool(false) {
+            guard case .string(let id)? = state["id"] else { continue }
+            let quantities = try log.events(entityType: "ticket", entityID: id).compactMap { stored -> Int64? in
+                guard case .int(let quantity)? = try JSONValue.parse(stored.event.payload)["quantity"] else {
+                    return nil
+                }
+                return quantity
+            }
+            #expect(state["quantity"] == .int(quantities.reduce(0, +)), "ticket \(id)")
+        }
     }
 }
