@@ -126,7 +126,7 @@ struct DeclaredDomainTests {
         let peersOfA = try json(a, "/peers")
         #expect(held, "a's /peers: \(peersOfA)")
         let state = try jsonObject(try a.api!.request("GET", "/entities/inspection/i1").text)
-        // Under version 2 the count-less FindingRecorded adds nothing, the later one adds 4.
+        // Under version 2 a FindingRecorded without its count is poison; the later one adds 4.
         #expect(state["findings"] as? Int == 4, "\(state)")
         let onB = try b.api!.request("GET", "/entities/inspection/i1").text
         #expect(try jsonObject(onB)["findings"] as? Int == 4, "\(onB)")
@@ -228,5 +228,33 @@ struct DeclaredDomainTests {
         let served = try a.api!.request("GET", "/entities/inspection/\(id)").text.trimmingCharacters(in: .newlines)
         let printed = try temp.peerdOK(["entity", "get", "inspection", id], "a")
         #expect(served == printed)
+    }
+
+    @Test("two replicas declared apart show their own versions; connected, both fold the higher one")
+    func declaredApartThenConnected() throws {
+        try temp.cluster("a", ["b"])
+        try Self.inspection().write(toFile: temp.path("v1.json"), atomically: true, encoding: .utf8)
+        try Self.inspection(version: 2).write(toFile: temp.path("v2.json"), atomically: true, encoding: .utf8)
+        try temp.peerdOK(["domain", "declare", temp.path("v1.json")], "a")
+        try temp.peerdOK(["entity", "append", "inspection", "i1", #"{"type":"FindingRecorded"}"#], "a")
+        try temp.peerdOK(["domain", "declare", temp.path("v2.json")], "b")
+        try temp.peerdOK(["entity", "append", "inspection", "i1", #"{"type":"FindingRecorded","count":5}"#], "b")
+        let a = try Daemon.start(data: temp.url("a"))
+        var b = try Daemon.start(data: temp.url("b"))
+        #expect(try domains(a) == ["inspection": 1])
+        #expect(try domains(b) == ["inspection": 2])
+        #expect(try temp.peerdOK(["status"], "b").contains("domains     inspection=2"))
+        // Apart, each folds i1 under its own declaration.
+        #expect(try jsonObject(try a.api!.request("GET", "/entities/inspection/i1").text)["findings"] as? Int == 1)
+        #expect(try jsonObject(try b.api!.request("GET", "/entities/inspection/i1").text)["findings"] as? Int == 5)
+        #expect(try b.stop() == 0)
+        b = try Daemon.start(data: temp.url("b"), peers: [a.address])
+        try Convergence.wait([temp.url("a"), temp.url("b")])
+        for daemon in [a, b] {
+            #expect(try domains(daemon) == ["inspection": 2], "\(daemon.name)")
+            // Under version 2 a FindingRecorded without its count is poison; b's adds 5.
+            let state = try jsonObject(try daemon.api!.request("GET", "/entities/inspection/i1").text)
+            #expect(state["findings"] as? Int == 5, "\(daemon.name): \(state)")
+        }
     }
 }
