@@ -198,6 +198,16 @@ struct DeclaredDomainRegistryTests {
         #expect(try a.state(entityType: "inspection", entityID: "i1") != nil)
     }
 
+    @Test("a declaration's normal form reads back to the same declaration")
+    func normalFormRoundTrips() throws {
+        for text in [
+            Self.inspection(), Self.inspection(version: 2, scope: "inspections"), DomainDeclaration.itemTwin(),
+        ] {
+            let declaration = try DomainDeclaration(json: try JSONValue.parse(text))
+            #expect(try DomainDeclaration(json: declaration.json) == declaration)
+        }
+    }
+
     @Test("a second connection folds under a declaration another one stored")
     func secondConnectionReloads() throws {
         let writer = try log("a")

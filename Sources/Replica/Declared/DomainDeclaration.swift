@@ -107,7 +107,9 @@ public struct DomainDeclaration: Hashable, Sendable {
         self.events = events
     }
 
-    /// The declaration as canonical JSON, as it is stored and signed.
+    /// The declaration in normal form, every default left out; it reads
+    /// back (`init(json:)`) to an equal declaration. What is stored and
+    /// signed is the JSON as it was written (`DeclarationEvent.declarationJSON`).
     public var json: JSONValue {
         var root: [String: JSONValue] = [
             "entity_type": .string(entityType), "version": .int(version),
