@@ -208,6 +208,24 @@ struct DeclaredDomainRegistryTests {
         }
     }
 
+    @Test("a parameter a type does not take is a mistake, named by its path")
+    func strayParameters() throws {
+        let cases: [(String, String)] = [
+            (#"{"type":"string","scale":2}"#, "fields.x.scale"), (#"{"type":"integer","to":"person"}"#, "fields.x.to"),
+            (#"{"type":"decimal","of":"string"}"#, "fields.x.of"),
+            (#"{"type":"set","of":{"type":"string","colour":"red"}}"#, "fields.x.of.colour"),
+        ]
+        for (field, path) in cases {
+            let text = #"{"entity_type":"t","version":1,"fields":{"x":\#(field)},"events":{"E":{"effects":[]}}}"#
+            #expect(throws: DeclarationError.self) { try DomainDeclaration(json: try JSONValue.parse(text)) }
+            do {
+                _ = try DomainDeclaration(json: try JSONValue.parse(text))
+            } catch let error as DeclarationError {
+                #expect(error.path == path, "\(field): \(error)")
+            }
+        }
+    }
+
     @Test("a second connection folds under a declaration another one stored")
     func secondConnectionReloads() throws {
         let writer = try log("a")

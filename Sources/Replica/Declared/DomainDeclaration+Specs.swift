@@ -56,7 +56,9 @@ extension DomainDeclaration.EventSpec {
         let spec = try DomainDeclaration.object(json, at: path)
         try DomainDeclaration.onlyKeys(spec, ["fields", "effects"], at: path)
         var fields: [String: DomainDeclaration.FieldSpec] = [:]
-        for (name, field) in try DomainDeclaration.object(spec["fields"] ?? .object([:]), at: "\(path).fields") {
+        for (name, field) in try DomainDeclaration.object(spec["fields"] ?? .object([:]), at: "\(path).fields")
+            .sorted(by: { $0.key < $1.key })
+        {
             guard DomainDeclaration.isName(name), name != "type" else {
                 throw DeclarationError(
                     path: "\(path).fields.\(name)", "a payload field name is letters, digits and _ (not type)")

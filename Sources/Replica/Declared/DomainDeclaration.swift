@@ -85,7 +85,9 @@ public struct DomainDeclaration: Hashable, Sendable {
         default: throw DeclarationError(path: "scope", "must be a scope name, not empty nor beginning with peersync/")
         }
         var fields: [String: FieldSpec] = [:]
-        for (name, spec) in try Self.object(root["fields"] ?? .object([:]), at: "fields") {
+        // In key order, so that the first mistake named is the same on every run.
+        for (name, spec) in try Self.object(root["fields"] ?? .object([:]), at: "fields").sorted(by: { $0.key < $1.key }
+        ) {
             let path = "fields.\(name)"
             guard Self.isName(name), !Self.stateKeys.contains(name) else {
                 throw DeclarationError(
@@ -97,7 +99,7 @@ public struct DomainDeclaration: Hashable, Sendable {
         let eventsJSON = try Self.object(root["events"] ?? .null, at: "events")
         guard !eventsJSON.isEmpty else { throw DeclarationError(path: "events", "declares no event") }
         var events: [String: EventSpec] = [:]
-        for (type, spec) in eventsJSON {
+        for (type, spec) in eventsJSON.sorted(by: { $0.key < $1.key }) {
             let path = "events.\(type)"
             guard !type.isEmpty, !Self.reservedEventTypes.contains(type) else {
                 throw DeclarationError(path: path, "\(type.isEmpty ? "an empty type" : type) is reserved")

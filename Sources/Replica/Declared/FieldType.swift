@@ -58,6 +58,12 @@ public indirect enum FieldType: Hashable, Sendable, CustomStringConvertible {
     /// Reads `{"type": …, "of": …, "scale": …, "to": …}` at `path`.
     static func parse(_ spec: [String: JSONValue], at path: String) throws -> FieldType {
         let name = try DomainDeclaration.string(spec["type"], at: "\(path).type")
+        // Each type takes only its own parameters: a stray one is a mistake, not a no-op.
+        let parameters: [String: String] = ["of": "list, set", "scale": "decimal", "to": "reference"]
+        let own: Set<String> = ["list": ["of"], "set": ["of"], "decimal": ["scale"], "reference": ["to"]][name] ?? []
+        if let stray = parameters.keys.sorted().first(where: { spec[$0] != nil && !own.contains($0) }) {
+            throw DeclarationError(path: "\(path).\(stray)", "only a \(parameters[stray]!) takes \(stray)")
+        }
         switch name {
         case "string": return .string
         case "integer": return .integer
@@ -77,7 +83,9 @@ public indirect enum FieldType: Hashable, Sendable, CustomStringConvertible {
             let element: FieldType
             switch spec["of"] {
             case .string(let scalar)?: element = try parse(["type": .string(scalar)], at: elementPath)
-            case .object(let nested)?: element = try parse(nested, at: elementPath)
+            case .object(let nested)?:
+                try DomainDeclaration.onlyKeys(nested, ["type", "scale", "to"], at: elementPath)
+                element = try parse(nested, at: elementPath)
             default: throw DeclarationError(path: elementPath, "must name the element type")
             }
             guard element.element == nil else {
