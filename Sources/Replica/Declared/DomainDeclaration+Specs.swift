@@ -126,9 +126,10 @@ extension DomainDeclaration.EffectSpec {
             guard let given = payload[name] else {
                 throw DeclarationError(path: "\(path).from", "names no field of the event's payload: \(name)")
             }
+            let (givenShape, wantedShape) = (Self.shape(given.type), Self.shape(wanted))
             let fits =
-                given.type == wanted || (kind == "insert" || kind == "remove") && given.type.element == wanted
-                || Self.sameReference(given.type, wanted)
+                givenShape == wantedShape
+                || (kind == "insert" || kind == "remove") && givenShape.element == wantedShape
             guard fits else {
                 throw DeclarationError(
                     path: "\(path).from", "\(name) is \(given.type), and \(kind) \(fieldName) needs \(wanted)")
@@ -159,10 +160,16 @@ extension DomainDeclaration.EffectSpec {
         }
     }
 
-    /// References fit whatever type they name: the target is documentation.
-    private static func sameReference(_ a: FieldType, _ b: FieldType) -> Bool {
-        if case .reference = a, case .reference = b { return true }
-        return false
+    /// The type with every reference's target left out: a reference fits
+    /// whatever type another names (the target is documentation), also as
+    /// the element of a list or set.
+    private static func shape(_ type: FieldType) -> FieldType {
+        switch type {
+        case .reference: .reference(to: "")
+        case .list(let element): .list(of: shape(element))
+        case .set(let element): .set(of: shape(element))
+        default: type
+        }
     }
 
     var json: JSONValue {
