@@ -257,4 +257,17 @@ struct DeclaredDomainTests {
             #expect(state["findings"] as? Int == 5, "\(daemon.name): \(state)")
         }
     }
+
+    @Test("Examples/Inspections/demo.sh declares, posts, refuses one event and converges two daemons")
+    func inspectionsExample() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let script = root.appendingPathComponent("Examples/Inspections/demo.sh")
+        let result = try ChildProcess.run(
+            URL(fileURLWithPath: "/bin/bash"), [script.path],
+            environment: ["PEERD": Executables.url("peerd").path, "TMPDIR": temp.path("")], timeout: .seconds(90))
+        #expect(result.status == 0, "stdout: \(result.stdout)\nstderr: \(result.stderr)")
+        #expect(result.stdout.contains("422 invalid_event, field site"), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix("converged\n"), "\(result.stdout)")
+    }
 }
