@@ -83,6 +83,38 @@ struct DeclaredDomainTests {
         #expect(wrongScope == 422)
         #expect((scopeBody["error"] as? [String: Any])?["code"] as? String == "wrong_scope")
         #expect(try json(a, "/status")["event_count"] as? Int == count)
+        // A thin client's event of a declared type goes in the declared scope too.
+        let outside = """
+            [{"replica_event_id":"\(UUID().uuidString.lowercased())","replica_id":"tablet","entity_type":"inspection",
+              "entity_id":"i2","scope":"default","replica_time_ms":1,"payload":{"type":"Opened","site":"South"}}]
+            """
+        let misplaced = try a.api!.request("POST", "/events", body: outside)
+        #expect(misplaced.status == 422, "\(misplaced.text)")
+        #expect(misplaced.text.contains("wrong_scope"))
+        // Items keep their own rules: /entities does not write them.
+        let (builtIn, builtInBody) = try post(
+            a, "/entities/item/x/events", #"{"type":"QuantityChanged","quantity":-3}"#)
+        #expect(builtIn == 409, "\(builtInBody)")
+        #expect(try json(a, "/status")["event_count"] as? Int == count)
+    }
+
+    @Test("two writes with their own Idempotency-Keys are two events, even within the double-tap window")
+    func keysOverrideTheDoubleTapGuard() throws {
+        try temp.cluster("a", [])
+        let a = try Daemon.start(data: temp.url("a"), extra: ["--double-tap-ms", "60000"])
+        #expect(try post(a, "/domains", Self.inspection()).0 == 201)
+        let path = "/entities/inspection/i1/events"
+        let finding = #"{"type":"FindingRecorded"}"#
+        let first = try post(a, path, finding, key: "k1").1["replica_event_id"] as? String
+        let second = try post(a, path, finding, key: "k2").1["replica_event_id"] as? String
+        let retry = try post(a, path, finding, key: "k1").1["replica_event_id"] as? String
+        #expect(first != second)
+        #expect(retry == first)
+        // Without keys, the second identical tap within the window is the first.
+        let tap = try post(a, path, finding).1["replica_event_id"] as? String
+        let doubleTap = try post(a, path, finding).1["replica_event_id"] as? String
+        #expect(tap == doubleTap)
+        #expect(try jsonObject(try a.api!.request("GET", "/entities/inspection/i1").text)["findings"] as? Int == 3)
     }
 
     @Test("two daemons report different declaration versions, and converge once both hold the same declarations")
@@ -159,6 +191,15 @@ struct DeclaredDomainTests {
         let statusOfB = try json(b, "/status")
         #expect(arrived, "b's status: \(statusOfB)")
         #expect((try json(b, "/entities/inspection")["entities"] as? [Any])?.isEmpty == true)
+        // a hides a feed from b, so it sends b no state; b still sees that a folds what it folds.
+        let agreed = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
+            let status = try json(b, "/status")
+            let peers = try json(b, "/peers")["peers"] as? [[String: Any]] ?? []
+            return (status["domains_differ"] as? [Any])?.isEmpty == true
+                && peers.contains { ($0["domains"] as? [String: Int]) == ["inspection": 1] }
+        }
+        let peersOfB = try json(b, "/peers")
+        #expect(agreed, "b's /peers: \(peersOfB)")
         // And b may not write the type's scope.
         let (status, body) = try post(b, "/entities/inspection/i2/events", #"{"type":"Opened","site":"South"}"#)
         #expect(status == 403, "\(body)")

@@ -242,6 +242,27 @@ struct DeclaredDomainRegistryTests {
         #expect(declaration.events.keys.sorted() == ["Formed", "Joined"])
     }
 
+    @Test("a thin client's retry is answered with the copy held, even once a new declaration refuses its payload")
+    func thinClientRetryAfterANewDeclaration() throws {
+        let log = try log("relay")
+        try log.declare(try Self.declaration(Self.inspection()))
+        let pushed = ThinClientEvent(
+            eventID: UUID(), clientReplicaID: "tablet", scope: FeedID.defaultScope, timeMs: 1_000,
+            entityType: "inspection", entityID: "i1", payload: Self.event("FindingRecorded"))
+        let first = try log.acceptThinClientEvents([pushed])
+        // Version 2 requires FindingRecorded's count (as the integration tests' twin does).
+        let v2 = Self.inspection(version: 2).replacingOccurrences(
+            of: #""count":{"type":"integer","optional":true}"#, with: #""count":{"type":"integer"}"#)
+        try log.declare(try Self.declaration(v2), acceptRefold: true)
+        #expect(try log.acceptThinClientEvents([pushed]) == first)
+        #expect(throws: ThinClientBatchError.self) {
+            var fresh = pushed
+            fresh.eventID = UUID()
+            try log.acceptThinClientEvents([fresh])
+        }
+        #expect(try log.eventCount() == 3)
+    }
+
     @Test("a second connection folds under a declaration another one stored")
     func secondConnectionReloads() throws {
         let writer = try log("a")

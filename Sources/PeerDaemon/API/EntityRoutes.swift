@@ -40,7 +40,10 @@ extension DaemonAPI {
     /// a list or set, holds it), `?after=ID&limit=N` pages, deleted ones
     /// only with `?include_deleted=true`.
     private func listEntities(_ type: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        let limit = Int(try Self.count(request, "limit", default: Int64(Self.entityPageSize.default)))
+        let limitText = request.query["limit"] ?? String(Self.entityPageSize.default)
+        guard let limit = Int(limitText) else {
+            throw APIError.badRequest("limit must be from 1 to \(Self.entityPageSize.maximum), not \"\(limitText)\"")
+        }
         let filters = request.query.filter { !Self.listArguments.contains($0.key) }
         let page = try reads.read { log in
             try Self.entityPage(
@@ -58,15 +61,22 @@ extension DaemonAPI {
         guard (1...Self.entityPageSize.maximum).contains(limit) else {
             throw APIError.badRequest("limit must be from 1 to \(Self.entityPageSize.maximum)")
         }
-        let fields = domain.plan.map { Set($0.declaration.fields.keys).union(DomainDeclaration.stateKeys) }
-        if let fields, let unknown = filters.keys.sorted().first(where: { !fields.contains($0) }) {
+        var fields = domain.plan.map { Set($0.declaration.fields.keys).union(DomainDeclaration.stateKeys) }
+        func checkFilters() throws {
+            guard let fields, let unknown = filters.keys.sorted().first(where: { !fields.contains($0) }) else { return }
             throw APIError.badRequest(
                 "\(type) has no field \(unknown) to filter on (it has \(fields.sorted().joined(separator: ", ")))")
         }
+        try checkFilters()
         var page: [JSONValue] = []
         var more = false
         for (_, json) in try log.states(entityType: type, after: after) {
             let state = try JSONValue.parse(json)
+            if fields == nil, case .object(let members) = state {
+                // A Swift domain's fields are its states' keys.
+                fields = Set(members.keys)
+                try checkFilters()
+            }
             guard includeDeleted || state["deleted"] != .bool(true),
                 filters.allSatisfy({ Self.matches(state[$0.key], $0.value) })
             else { continue }
@@ -129,7 +139,7 @@ extension DaemonAPI {
     /// the declaration (422 naming the field), in the feed of `?scope=`,
     /// else the scope the declaration names, else `default`.
     private func appendEntityEvent(_ type: String, id: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        let domain = try foldedDomain(type)
+        let domain = try declaredDomain(type)
         let scope = try entityScope(request, declared: domain.plan?.declaration.scope, type: type)
         let payload = try Self.jsonObject(request)
         let key = request.headers["idempotency-key"]
@@ -137,7 +147,7 @@ extension DaemonAPI {
             throw APIError.badRequest("Idempotency-Key must be 1 to 256 bytes")
         }
         let event = NewEvent(entityType: type, entityID: id, payload: payload.canonicalText, scope: scope)
-        let stored = try doubleTaps.write(key: "entity/\(type)/\(id)\n\(scope)\n\(event.payload)") {
+        func append() throws -> StoredEvent {
             if let state = try reads.read({ try $0.state(entityType: type, entityID: id) }),
                 (try? JSONValue.parse(state))?["deleted"] == .bool(true)
             {
@@ -146,11 +156,15 @@ extension DaemonAPI {
             }
             return try timedAppend { try $0.append(event, idempotencyKey: key) }
         }
+        // A request with its own key says which write it is: no double-tap guess.
+        let stored =
+            try key != nil
+            ? append() : doubleTaps.write(key: "entity/\(type)/\(id)\n\(scope)\n\(event.payload)", append)
         return .json(201, EventJSON.line(for: stored))
     }
 
     private func undoEntity(_ type: String, id: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        let domain = try foldedDomain(type)
+        let domain = try declaredDomain(type)
         let scope = try entityScope(request, declared: domain.plan?.declaration.scope, type: type)
         let key = request.headers["idempotency-key"]
         let stored = try timedAppend {
@@ -162,6 +176,18 @@ extension DaemonAPI {
     /// The domain this replica folds `type` with; 404 when it folds none.
     private func foldedDomain(_ type: String) throws -> Domain {
         guard let domain = try reads.read({ try $0.domain(of: type) }) else { throw Self.noDomain(type) }
+        return domain
+    }
+
+    /// The declared domain of `type`, for a write: the Swift `item` has its
+    /// own rules on `/items` (no negative quantity, no blank name, UUID ids).
+    private func declaredDomain(_ type: String) throws -> Domain {
+        let domain = try foldedDomain(type)
+        guard domain.plan != nil else {
+            throw APIError(
+                409, "built_in",
+                "\(type) is folded by this replica's own code: write it through /\(type)s (docs/http-api.md)")
+        }
         return domain
     }
 

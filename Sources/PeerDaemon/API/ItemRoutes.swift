@@ -78,10 +78,14 @@ extension DaemonAPI {
         if let key, key.isEmpty || key.utf8.count > 256 {
             throw APIError.badRequest("Idempotency-Key must be 1 to 256 bytes")
         }
-        let stored = try doubleTaps.write(key: doubleTapKey) {
-            let new = try makeEvent()
-            return try timedAppend { try $0.append(new, idempotencyKey: key) }
-        }
+        // A request with its own key says which write it is: no double-tap guess.
+        let stored =
+            try key != nil
+            ? timedAppend { try $0.append(try makeEvent(), idempotencyKey: key) }
+            : doubleTaps.write(key: doubleTapKey) {
+                let new = try makeEvent()
+                return try timedAppend { try $0.append(new, idempotencyKey: key) }
+            }
         return .json(201, EventJSON.line(for: stored))
     }
 

@@ -230,7 +230,10 @@ enum DomainCommands {
                     idempotencyKey: key))
         case .files(let directory):
             let log = try directory.openLog()
-            guard try log.domain(of: type) != nil else { throw CommandError("no domain folds \(type) here") }
+            guard let domain = try log.domain(of: type) else { throw CommandError("no domain folds \(type) here") }
+            guard domain.plan != nil else {
+                throw CommandError("\(type) is folded by this replica's own code: write it with `peerd \(type) …`")
+            }
             let scope = try scope(arguments, type: type, log: log, directory: directory)
             if let state = try log.state(entityType: type, entityID: id),
                 (try? JSONValue.parse(state))?["deleted"] == .bool(true)

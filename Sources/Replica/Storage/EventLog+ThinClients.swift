@@ -18,14 +18,6 @@ extension EventLog {
         guard !batch.isEmpty else { return [] }
         return try write {
             let tail = try syncPending()
-            // Checked against the declarations as this transaction holds them.
-            let checked = try batch.enumerated().map { index, event in
-                do {
-                    return try checkedThinClientEvent(event)
-                } catch let error as ThinClientBatchError {
-                    throw ThinClientBatchError(index: index, reason: error.reason)
-                }
-            }
             let heldClock = try storedClock()
             var clock = heldClock
             let wallMs = options.wallClock()
@@ -34,12 +26,20 @@ extension EventLog {
             var byID: [UUID: StoredEvent] = [:]
             var inserted: [InsertedEvent] = []
             var answers: [StoredEvent] = []
-            answers.reserveCapacity(checked.count)
-            for pushed in checked {
-                if let held = try byID[pushed.eventID] ?? thinClientCopy(of: pushed.eventID) {
-                    byID[pushed.eventID] = held
+            answers.reserveCapacity(batch.count)
+            for (index, given) in batch.enumerated() {
+                // A retry is answered with the copy held, whatever the declarations say now.
+                if let held = try byID[given.eventID] ?? thinClientCopy(of: given.eventID) {
+                    byID[given.eventID] = held
                     answers.append(held)
                     continue
+                }
+                // Checked against the declarations as this transaction holds them; a refusal rolls the batch back.
+                let pushed: ThinClientEvent
+                do {
+                    pushed = try checkedThinClientEvent(given)
+                } catch let error as ThinClientBatchError {
+                    throw ThinClientBatchError(index: index, reason: error.reason)
                 }
                 let feed = FeedID(thinClient: pushed.clientReplicaID, node: replicaID, scope: pushed.scope)
                 if heads[feed] == nil { heads[feed] = try feedHead(of: feed) }

@@ -125,6 +125,11 @@ extension SyncNode {
         return peerState.summary.hash != localState.summary.hash
     }
 
+    /// The heads of the feeds of declarations (scope `peersync/domains`) in `cursor`.
+    private static func declarations(in cursor: VectorCursor) -> [FeedID: UInt64] {
+        cursor.heads.filter { $0.key.scope == DeclarationEvent.scope }
+    }
+
     private func fill(_ row: inout PeerRow, connection id: ConnectionID) {
         row.state = .connected
         guard let session = sessions[id] else { return }
@@ -145,6 +150,13 @@ extension SyncNode {
             row.eventCount = state.summary.eventCount
             row.stateIsCurrent = session.peerStateIsCurrent
             row.domains = state.summary.domains
+        }
+        // A peer that holds exactly the declarations this node holds folds the same versions, whether or
+        // not it sends `state` (one that hides feeds from us never does).
+        if let localState, Self.declarations(in: session.peerCursor) == Self.declarations(in: cursor),
+            Self.declarations(in: localState.cursor) == Self.declarations(in: cursor)
+        {
+            row.domains = localState.summary.domains
         }
     }
 }

@@ -171,6 +171,10 @@ public struct SyncSession: Sendable {
         return (localCursor.missingCount(from: peerHeads), peerHeads.missingCount(from: localCursor))
     }
 
+    /// The peer's cursor as this session knows it (what it said it holds,
+    /// moved by what it acknowledged and what we sent it).
+    public var peerCursor: VectorCursor { peerHeads }
+
     /// The peer's latest `state` message and the cursor it describes.
     public var peerState: StateReport? {
         if case .syncing(let syncing) = state { return syncing.peerState }
