@@ -264,6 +264,11 @@ struct DeclaredDomainTests {
         try temp.peerdOK(["entity", "undo", "inspection", id], "a")
         let history = try jsonObject(try temp.peerdOK(["entity", "history", "inspection", id], "a"))
         #expect((history["events"] as? [Any])?.count == 3)
+        // Items are written with `peerd item`, which keeps their rules.
+        let item = try Executables.peerd(
+            ["entity", "append", "item", id, #"{"type":"QuantityChanged","quantity":-3}"#], data: temp.url("a"))
+        #expect(item.status == 1)
+        #expect(item.stderr.contains("peerd item"), "\(item.stderr)")
         // The same replica served by its daemon answers alike.
         let a = try Daemon.start(data: temp.url("a"))
         let served = try a.api!.request("GET", "/entities/inspection/\(id)").text.trimmingCharacters(in: .newlines)

@@ -208,6 +208,7 @@ enum DomainCommands {
                         idempotencyKey: key))
             case .files(let directory):
                 let log = try directory.openLog()
+                try requireDeclared(words[0], in: log)
                 let scope = try scope(arguments, type: words[0], log: log, directory: directory)
                 stored = try log.undo(entityType: words[0], entityID: words[1], scope: scope, idempotencyKey: key)
             }
@@ -230,10 +231,7 @@ enum DomainCommands {
                     idempotencyKey: key))
         case .files(let directory):
             let log = try directory.openLog()
-            guard let domain = try log.domain(of: type) else { throw CommandError("no domain folds \(type) here") }
-            guard domain.plan != nil else {
-                throw CommandError("\(type) is folded by this replica's own code: write it with `peerd \(type) …`")
-            }
+            try requireDeclared(type, in: log)
             let scope = try scope(arguments, type: type, log: log, directory: directory)
             if let state = try log.state(entityType: type, entityID: id),
                 (try? JSONValue.parse(state))?["deleted"] == .bool(true)
@@ -248,6 +246,15 @@ enum DomainCommands {
             }
         }
         print(arguments.has("json") ? EventJSON.line(for: stored) : id)
+    }
+
+    /// Refuses, as the API does, a write to a type no declaration folds
+    /// here: none, or one of this replica's own code (`peerd item` writes items).
+    private static func requireDeclared(_ type: String, in log: EventLog) throws {
+        guard let domain = try log.domain(of: type) else { throw CommandError("no domain folds \(type) here") }
+        guard domain.plan != nil else {
+            throw CommandError("\(type) is folded by this replica's own code: write it with `peerd \(type) …`")
+        }
     }
 
     /// `--scope`, else the declared scope, else `default`, as the API chooses.
