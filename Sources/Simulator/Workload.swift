@@ -214,12 +214,10 @@ extension Simulation {
 
     /// Item's twin as `ticket`; from version 2 `QuantityChanged` adds its quantity.
     static func ticket(version: Int64) -> String {
-        let twin = DomainDeclaration.itemTwin(entityType: "ticket")
+        let twin = DomainDeclaration.itemTwin(entityType: "ticket", version: version)
         guard version > 1 else { return twin }
         return
-            twin
-            .replacingOccurrences(of: #""version":1"#, with: #""version":\#(version)"#)
-            .replacingOccurrences(
+            twin.replacingOccurrences(
                 of: #""effects":[{"set":"quantity","from":"quantity"}]"#,
                 with: #""effects":[{"add":"quantity","from":"quantity"}]"#)
     }

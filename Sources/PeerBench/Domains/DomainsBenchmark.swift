@@ -51,7 +51,7 @@ struct DomainsBenchmark {
         defer { workspace.finish() }
         let workload = ImportWorkload(events: events, wallClockMs: SizeBenchmark.wallClockMs())
         progress("peerd-bench domains: \(events) events, work directory \(workspace.path)")
-        let raw = try rawSeconds(workload, workspace: workspace)
+        let raw = try workload.rawInsert(batch: batch, workspace: workspace, name: "domains-raw.db").seconds
         progress("domains: the Swift Item ...")
         let swift = try fold(workload, declared: false, workspace: workspace)
         progress("domains: its declared twin ...")
@@ -135,21 +135,5 @@ struct DomainsBenchmark {
         return FoldRun(ingest: ingest.seconds, refold: refold.seconds, redeclare: redeclare, stateBytes: bytes)
     }
 
-    static func twin(version: Int) -> String {
-        DomainDeclaration.itemTwin(entityType: "ticket").replacingOccurrences(
-            of: #""version":1"#, with: #""version":\#(version)"#)
-    }
-
-    private func rawSeconds(_ workload: ImportWorkload, workspace: Workspace) throws -> Double {
-        let path = workspace.freshDatabase("domains-raw.db")
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var watch = Stopwatch()
-        try workload.forEachBatch(batch) { events in
-            let rows = events.map(workload.rawRow)
-            try watch.measure { try table.insert(rows) }
-        }
-        try watch.measure { try table.finish() }
-        return watch.seconds
-    }
+    static func twin(version: Int64) -> String { DomainDeclaration.itemTwin(entityType: "ticket", version: version) }
 }

@@ -77,7 +77,7 @@ struct ImportBenchmark {
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: file) } }
         let fileBytes = try workload.writeNDJSON(to: file)
         progress("import: wrote \(fileBytes) bytes of NDJSON; raw SQLite ...")
-        let (raw, rawCPU) = try rawSeconds(workload, workspace: workspace)
+        let (raw, rawCPU) = try workload.rawInsert(batch: batch, workspace: workspace, name: "import-raw.db")
         progress("import: EventLog.ingest in batches of \(batch) ...")
         let (ingest, ingestCPU) = try ingestSeconds(workload, workspace: workspace)
         progress("import: a source replica's `peerd export` of the same events ...")
@@ -147,20 +147,6 @@ struct ImportBenchmark {
             + "\(String(format: "%.2f×", rawSeconds / seconds)) | "
             + "\(peakMiB.map { String(format: "%.0f", $0) } ?? "") | "
             + "\(cpuSeconds.map { String(format: "%.1f", $0) } ?? "") |"
-    }
-
-    /// Raw SQLite inserting the rows of the same events in the same batches.
-    private func rawSeconds(_ workload: ImportWorkload, workspace: Workspace) throws -> (Double, cpu: Double) {
-        let path = workspace.freshDatabase("import-raw.db")
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var watch = Stopwatch()
-        try workload.forEachBatch(batch) { events in
-            let rows = events.map(workload.rawRow)
-            try watch.measure { try table.insert(rows) }
-        }
-        try watch.measure { try table.finish() }
-        return (watch.seconds, watch.cpuSeconds)
     }
 
     /// `EventLog.ingest` of the same events into a fresh log, as sync catch-up calls it.
@@ -285,6 +271,21 @@ struct ImportWorkload {
             try handle.write(contentsOf: data)
         }
         return bytes
+    }
+
+    /// Raw SQLite inserting the rows of the events in batches of `batch`
+    /// into a fresh database `name` (the baseline of a run): wall and CPU seconds.
+    func rawInsert(batch: Int, workspace: Workspace, name: String) throws -> (seconds: Double, cpu: Double) {
+        let path = workspace.freshDatabase(name)
+        defer { workspace.remove(path) }
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        var watch = Stopwatch()
+        try forEachBatch(batch) { events in
+            let rows = events.map(rawRow)
+            try watch.measure { try table.insert(rows) }
+        }
+        try watch.measure { try table.finish() }
+        return (watch.seconds, watch.cpuSeconds)
     }
 
     /// The raw baseline's row of `event`: its feed's number, its item as the entity.

@@ -19,11 +19,22 @@ public struct FoldPlan: Sendable {
     /// The state's keys in canonical order (UTF-8 bytes).
     let layout: [StateKey]
 
+    /// A state field or a payload field, named (`optional` is false and
+    /// `defaultValue` unused for the other kind).
     struct Field: Sendable {
         let name: String
         let type: FieldType
         let nullable: Bool
+        let optional: Bool
         let defaultValue: DeclaredValue
+
+        init(_ name: String, _ spec: DomainDeclaration.FieldSpec) {
+            self.name = name
+            type = spec.type
+            nullable = spec.nullable
+            optional = spec.optional
+            defaultValue = spec.defaultValue
+        }
     }
 
     /// One key of the state's JSON.
@@ -34,15 +45,8 @@ public struct FoldPlan: Sendable {
 
     struct EventPlan: Sendable {
         /// The payload's declared fields, in key order (as a canonical payload holds them).
-        let payload: [PayloadField]
+        let payload: [Field]
         let effects: [Effect]
-    }
-
-    struct PayloadField: Sendable {
-        let name: String
-        let type: FieldType
-        let nullable: Bool
-        let optional: Bool
     }
 
     enum Effect: Sendable {
@@ -68,17 +72,18 @@ public struct FoldPlan: Sendable {
 
     public init(_ declaration: DomainDeclaration) {
         self.declaration = declaration
-        let names = declaration.fields.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        fields = names.map { name in
-            let spec = declaration.fields[name]!
-            return Field(name: name, type: spec.type, nullable: spec.nullable, defaultValue: spec.defaultValue)
+        func inByteOrder(_ names: some Sequence<String>) -> [String] {
+            names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
+        let names = inByteOrder(declaration.fields.keys)
+        fields = names.map { Field($0, declaration.fields[$0]!) }
         let index = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         var keys: [(String, StateKey)] = [("deleted", .deleted), ("id", .id), ("last_modified_ms", .lastModified)]
         keys += names.enumerated().map { ($1, .field($0)) }
-        layout = keys.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map(\.1)
+        let kinds = Dictionary(uniqueKeysWithValues: keys)
+        layout = inByteOrder(kinds.keys).map { kinds[$0]! }
         events = declaration.events.mapValues { spec in
-            let payloadNames = spec.fields.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let payloadNames = inByteOrder(spec.fields.keys)
             let payloadIndex = Dictionary(uniqueKeysWithValues: payloadNames.enumerated().map { ($1, $0) })
             func operand(_ source: DomainDeclaration.Source) -> Operand {
                 switch source {
@@ -87,11 +92,7 @@ public struct FoldPlan: Sendable {
                 }
             }
             return EventPlan(
-                payload: payloadNames.map { name in
-                    let field = spec.fields[name]!
-                    return PayloadField(
-                        name: name, type: field.type, nullable: field.nullable, optional: field.optional)
-                },
+                payload: payloadNames.map { Field($0, spec.fields[$0]!) },
                 effects: spec.effects.map { effect in
                     switch effect {
                     case .set(let field, let source): .set(index[field]!, operand(source))

@@ -3,10 +3,11 @@
 /// both and require the same states, and `peerd-bench domains` races them.
 extension DomainDeclaration {
     /// `Item` declared as entity type `entityType` (`item` to stand in for
-    /// the Swift domain in a test or bench log; any other to sit beside it).
-    public static func itemTwin(entityType: String = Item.entityType) -> String {
+    /// the Swift domain in a test or bench log; any other to sit beside it),
+    /// at `version`.
+    public static func itemTwin(entityType: String = Item.entityType, version: Int64 = 1) -> String {
         """
-        {"entity_type":"\(entityType)","version":1,
+        {"entity_type":"\(entityType)","version":\(version),
          "fields":{"name":{"type":"string"},"quantity":{"type":"integer"},"note":{"type":"string","nullable":true}},
          "events":{
           "Created":{"fields":{"name":{"type":"string"},"quantity":{"type":"integer"}},
