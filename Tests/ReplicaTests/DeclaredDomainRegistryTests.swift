@@ -327,4 +327,27 @@ struct DeclaredDomainRegistryTests {
         }
         #expect(try log.declaredDomains().map(\.version) == [1])
     }
+
+    @Test("a declared type's events go only to the scope its declaration names; its sessions are not bound")
+    func declaredScopeBindsLocalWrites() throws {
+        let log = try log("a")
+        try log.declare(try Self.declaration(Self.inspection(scope: "inspections")))
+        let opened = Self.event("Opened", #""site":"x""#)
+        #expect(throws: EventLogError.self) {
+            try log.append(NewEvent(entityType: "inspection", entityID: "i1", payload: opened))
+        }
+        let stored = try log.append(
+            NewEvent(entityType: "inspection", entityID: "i1", payload: opened, scope: "inspections"))
+        #expect(stored.event.feed.scope == "inspections")
+        let pushed = ThinClientEvent(
+            eventID: UUID(), clientReplicaID: "tablet", scope: FeedID.defaultScope, timeMs: 1_000,
+            entityType: "inspection", entityID: "i2", payload: opened)
+        do {
+            try log.acceptThinClientEvents([pushed])
+            Issue.record("a push in the wrong scope was stored")
+        } catch let error as ThinClientBatchError {
+            #expect(error.wrongScope)
+        }
+        #expect(try log.eventCount() == 2)
+    }
 }

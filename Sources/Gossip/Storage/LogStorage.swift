@@ -80,9 +80,9 @@ enum LogStorage {
                 guard let hash = StateHash(hex: try log.stateHash()) else {
                     throw StorageFailure("the state hash is not 64 hex digits")
                 }
-                let domains = Dictionary(try log.declaredDomains().map { ($0.entityType, $0.version) }) { $1 }
                 return StateReport(
-                    summary: StateSummary(eventCount: count, hash: hash, domains: domains), cursor: cursor,
+                    summary: StateSummary(eventCount: count, hash: hash, domains: try log.domainVersions()),
+                    cursor: cursor,
                     heads: try log.signedHeads())
             }
         }.mapError(StorageFailure.init)

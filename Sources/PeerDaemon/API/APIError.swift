@@ -40,8 +40,11 @@ struct APIError: Error {
         switch error {
         case let error as APIError: return error
         case EventLogError.invalidEvent(let reason): return .invalidEvent(reason)
+        case let error as ThinClientBatchError where error.wrongScope:
+            return APIError(422, "wrong_scope", "\(error)", index: error.index)
         case let error as ThinClientBatchError:
             return .invalidEvent("\(error)", index: error.index, reason: error.reason)
+        case EventLogError.wrongScope: return APIError(422, "wrong_scope", "\(error)")
         case EventLogError.nothingToUndo, EventLogError.undoLimitReached:
             return APIError(422, "cannot_undo", "\(error)")
         case EventLogError.entityHeld(_, _, let holder):

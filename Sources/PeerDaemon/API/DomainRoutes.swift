@@ -47,14 +47,11 @@ extension DaemonAPI {
                 throw APIError(refusal)
             }
         }
-        let domain = try reads.read { try $0.declaredDomains() }.first {
-            $0.entityType == declared.declaration.entityType
+        guard case .object(var members) = Self.json(DeclaredDomain(declared, stored: stored)) else {
+            return .json(201, "{}")
         }
-        var object = domain.map(Self.json) ?? .object([:])
-        if case .object(var members) = object {
-            members["event"] = try JSONValue.parse(EventJSON.line(for: stored))
-            object = .object(members)
-        }
+        members["event"] = try JSONValue.parse(EventJSON.line(for: stored))
+        let object = JSONValue.object(members)
         return .json(201, object.canonicalText)
     }
 

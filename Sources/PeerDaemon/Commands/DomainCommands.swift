@@ -67,12 +67,11 @@ enum DomainCommands {
             case .files(let directory):
                 let log = try directory.openLog()
                 do {
-                    try log.declare(declared, acceptRefold: accept)
+                    answer = DaemonAPI.json(
+                        DeclaredDomain(declared, stored: try log.declare(declared, acceptRefold: accept)))
                 } catch let refusal as DeclarationRefusal {
                     throw CommandError(refusal.description)
                 }
-                let type = declared.declaration.entityType
-                answer = try log.declaredDomains().first { $0.entityType == type }.map(DaemonAPI.json) ?? .null
             }
             print(
                 arguments.has("json")
@@ -198,19 +197,8 @@ enum DomainCommands {
             flags: ["json"], options: ["scope", "idempotency-key"]
         ) { arguments, directory in
             let words = try arguments.positional("TYPE", "ID")
-            let key = arguments.options["idempotency-key"]
-            let stored: StoredEvent
-            switch try ReplicaAccess.of(directory) {
-            case .daemon(let api):
-                stored = try DaemonEndpoint.storedEvent(
-                    try api.call(
-                        "POST", "/entities/\(percent(words[0]))/\(percent(words[1]))/undo" + scopeQuery(arguments),
-                        idempotencyKey: key))
-            case .files(let directory):
-                let log = try directory.openLog()
-                try requireDeclared(words[0], in: log)
-                let scope = try scope(arguments, type: words[0], log: log, directory: directory)
-                stored = try log.undo(entityType: words[0], entityID: words[1], scope: scope, idempotencyKey: key)
+            let stored = try write(words[0], id: words[1], "undo", arguments, directory) { log, scope, key in
+                try log.undo(entityType: words[0], entityID: words[1], scope: scope, idempotencyKey: key)
             }
             print(
                 arguments.has("json")
@@ -221,31 +209,39 @@ enum DomainCommands {
     private static func append(
         _ type: String, id: String, payload: String, _ arguments: Arguments, _ directory: DataDirectory
     ) throws {
-        let key = arguments.options["idempotency-key"]
-        let stored: StoredEvent
-        switch try ReplicaAccess.of(directory) {
-        case .daemon(let api):
-            stored = try DaemonEndpoint.storedEvent(
-                try api.call(
-                    "POST", "/entities/\(percent(type))/\(percent(id))/events" + scopeQuery(arguments), body: payload,
-                    idempotencyKey: key))
-        case .files(let directory):
-            let log = try directory.openLog()
-            try requireDeclared(type, in: log)
-            let scope = try scope(arguments, type: type, log: log, directory: directory)
+        let stored = try write(type, id: id, "events", body: payload, arguments, directory) { log, scope, key in
             if let state = try log.state(entityType: type, entityID: id),
                 (try? JSONValue.parse(state))?["deleted"] == .bool(true)
             {
                 throw CommandError("\(type) \(id) is deleted; `peerd entity undo \(type) \(id)` restores it")
             }
             do {
-                stored = try log.append(
+                return try log.append(
                     NewEvent(entityType: type, entityID: id, payload: payload, scope: scope), idempotencyKey: key)
             } catch EventLogError.invalidEvent(let reason) {
                 throw CommandError(reason)
             }
         }
         print(arguments.has("json") ? EventJSON.line(for: stored) : id)
+    }
+
+    /// One write to an entity of a declared type: `POST /entities/TYPE/ID/ACTION`
+    /// through the running daemon, else `files` on the replica's log with the
+    /// scope chosen as the API chooses it and the `--idempotency-key`.
+    private static func write(
+        _ type: String, id: String, _ action: String, body: String? = nil, _ arguments: Arguments,
+        _ directory: DataDirectory, files: (EventLog, _ scope: String, _ key: String?) throws -> StoredEvent
+    ) throws -> StoredEvent {
+        let key = arguments.options["idempotency-key"]
+        switch try ReplicaAccess.of(directory) {
+        case .daemon(let api):
+            let path = "/entities/\(percent(type))/\(percent(id))/\(action)" + scopeQuery(arguments)
+            return try DaemonEndpoint.storedEvent(try api.call("POST", path, body: body, idempotencyKey: key))
+        case .files(let directory):
+            let log = try directory.openLog()
+            try requireDeclared(type, in: log)
+            return try files(log, try scope(arguments, type: type, log: log, directory: directory), key)
+        }
     }
 
     /// Refuses, as the API does, a write to a type no declaration folds
@@ -261,12 +257,8 @@ enum DomainCommands {
     private static func scope(_ arguments: Arguments, type: String, log: EventLog, directory: DataDirectory) throws
         -> String
     {
-        let declared = try log.domain(of: type)?.plan?.declaration.scope
-        let given = arguments.options["scope"]
-        if let declared, let given, given != declared {
-            throw CommandError("\(type) events are written in scope \(declared), as its declaration says, not \(given)")
-        }
-        let scope = given ?? declared ?? FeedID.defaultScope
+        let scope =
+            try arguments.options["scope"] ?? log.domain(of: type)?.plan?.declaration.scope ?? FeedID.defaultScope
         if let certificate = try directory.certificate(), !certificate.mayWrite(scope) {
             throw CommandError("this replica's certificate does not let it write scope \(scope)")
         }

@@ -128,7 +128,7 @@ struct ReplicaStatus: Codable {
         replica_id = log.replicaID
         self.cursor = cursor.feeds.map { CursorEntry(replica_id: $0.replicaID, scope: $0.scope, seq: cursor[$0]) }
         feeds = cursor.feeds.count
-        domains = Dictionary(try log.declaredDomains().map { ($0.entityType, $0.version) }) { $1 }
+        domains = try log.domainVersions()
         if let known, known.cursor == cursor {
             event_count = known.summary.eventCount
             state_hash = known.summary.hash.hex

@@ -130,6 +130,9 @@ extension EventLog {
                     : "\(type) is a session event: claim and release entities instead (docs/sessions.md)")
         }
         if sessionEvent { return (canonical, Int64.min) }  // the session call says how late
+        if let declared = domains[new.entityType]?.plan?.declaration.scope, new.scope != declared {
+            throw EventLogError.wrongScope(entityType: new.entityType, declared: declared, given: new.scope)
+        }
         if payload["type"]?.stringValue == UndoneEvent.type {
             let target = try validateUndo(payload, of: EntityKey(type: new.entityType, id: new.entityID), in: tail)
             return (canonical, target.timeMs &+ 1)

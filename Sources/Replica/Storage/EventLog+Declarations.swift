@@ -14,6 +14,26 @@ public struct DeclaredDomain: Hashable, Sendable {
 
     public var entityType: String { declaration.entityType }
     public var version: Int64 { declaration.version }
+
+    /// The domain `stored`, the event `declare` appended for `declared`, makes.
+    public init(_ declared: DeclarationEvent, stored: StoredEvent) {
+        declaration = declared.declaration
+        declarationJSON = declared.declarationJSON
+        declaredBy = stored.event.feed.replicaID
+        signedBy = declared.signature == nil ? nil : declared.adminKey
+        timeMs = stored.event.timeMs
+    }
+
+    init(
+        declaration: DomainDeclaration, declarationJSON: JSONValue, declaredBy: String, signedBy: [UInt8]?,
+        timeMs: Int64
+    ) {
+        self.declaration = declaration
+        self.declarationJSON = declarationJSON
+        self.declaredBy = declaredBy
+        self.signedBy = signedBy
+        self.timeMs = timeMs
+    }
 }
 
 /// Declared domains in the log (docs/domains.md "How declarations
@@ -37,6 +57,15 @@ extension EventLog {
                         signedBy: statement.isNull(2) ? nil : statement.blob(2), timeMs: statement.int64(3)))
             }
             return result
+        }
+    }
+
+    /// The version of each declared domain this log folds, by entity type:
+    /// from the declarations it has loaded, without reading them again.
+    public func domainVersions() throws -> [String: Int64] {
+        try read {
+            try refreshDeclaredDomains()
+            return domains.compactMapValues { $0.plan?.declaration.version }
         }
     }
 

@@ -39,7 +39,7 @@ extension EventLog {
                 do {
                     pushed = try checkedThinClientEvent(given)
                 } catch let error as ThinClientBatchError {
-                    throw ThinClientBatchError(index: index, reason: error.reason)
+                    throw ThinClientBatchError(index: index, reason: error.reason, wrongScope: error.wrongScope)
                 }
                 let feed = FeedID(thinClient: pushed.clientReplicaID, node: replicaID, scope: pushed.scope)
                 if heads[feed] == nil { heads[feed] = try feedHead(of: feed) }
@@ -76,9 +76,13 @@ extension EventLog {
         guard event.entityType != DeclarationEvent.entityType else {
             throw refuse("a thin client cannot declare a domain (\(DeclarationEvent.entityType))")
         }
+        let domain = domains[event.entityType]
+        if let declared = domain?.plan?.declaration.scope, event.scope != declared {
+            let error = EventLogError.wrongScope(entityType: event.entityType, declared: declared, given: event.scope)
+            throw ThinClientBatchError(index: 0, reason: error.description, wrongScope: true)
+        }
         // A canonical payload its Swift domain's fast path decodes needs no parse (the API hands
         // over canonical text); a declared domain checks strictly, undeclared fields included.
-        let domain = domains[event.entityType]
         if domain?.plan == nil, CanonicalForm.isCanonicalObject(event.payload), UndoneEvent.parse(event.payload) == nil,
             domain.map({ $0.decodesStoredEvent(event.payload) }) ?? true
         {

@@ -21,6 +21,9 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
     case notFound(path: String)
     /// An event or request that breaks the event model.
     case invalidEvent(String)
+    /// An event of a declared type in another scope than its declaration
+    /// names (docs/domains.md "Scopes per type").
+    case wrongScope(entityType: String, declared: String, given: String)
     /// The entity has no event that an undo could cancel.
     case nothingToUndo(entityType: String, entityID: String)
     /// The entity's latest events are already `limit` undos in a row.
@@ -82,6 +85,8 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
             return "no PeerSync database at \(path); run `peerd init` first"
         case .invalidEvent(let reason):
             return "invalid event: \(reason)"
+        case .wrongScope(let type, let declared, let given):
+            return "\(type) events are written in scope \(declared), as its declaration says, not \(given)"
         case .nothingToUndo(let type, let id):
             return "\(type) \(id) has no event to undo"
         case .undoLimitReached(let type, let id, let limit):

@@ -42,10 +42,14 @@ public struct ThinClientBatchError: Error, CustomStringConvertible, Sendable {
     /// The position of the refused event in the batch, from 0.
     public var index: Int
     public var reason: String
+    /// Set when the event fits but sits in another scope than its type's
+    /// declaration names (`EventLogError.wrongScope`).
+    public var wrongScope = false
 
-    public init(index: Int, reason: String) {
+    public init(index: Int, reason: String, wrongScope: Bool = false) {
         self.index = index
         self.reason = reason
+        self.wrongScope = wrongScope
     }
 
     public var description: String { "event \(index): \(reason)" }
