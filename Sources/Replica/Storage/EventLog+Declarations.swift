@@ -179,13 +179,9 @@ extension EventLog {
             let before = Set(domains.keys).subtracting(swiftDomainTypes)
             try db.execute("DELETE FROM domains")
             for type in before { domains[type] = nil }
-            let rows = try db.statement("SELECT id FROM entities WHERE entity_type = ?")
-            try rows.bind([.text(DeclarationEvent.entityType)])
-            var entityRows: [Int64] = []
-            while try rows.step() { entityRows.append(rows.int64(0)) }
-            for row in entityRows {
-                guard let head = try chainHead(entityRow: row, in: tail) else { continue }
-                for stored in try entityHistory(head: head) { _ = try keepIfWinning(stored.event) }
+            try forEachHistory(of: DeclarationEvent.entityType, heads: pending?.heads ?? [:], in: tail) {
+                _, _, _, history in
+                for stored in history { _ = try keepIfWinning(stored.event) }
             }
             try moveGeneration()
             try refoldDeclaredTypes(before.union(domains.keys).subtracting(swiftDomainTypes), in: tail)

@@ -241,29 +241,19 @@ extension EventLog {
         guard var current = pending else { throw EventLogError.corrupt(path: path, reason: "projections not loaded") }
         pending = nil
         for type in types.sorted() {
-            let rows = try db.statement("SELECT id FROM entities WHERE entity_type = ? ORDER BY id")
-            try rows.bind([.text(type)])
-            var entityRows: [Int64] = []
-            while try rows.step() { entityRows.append(rows.int64(0)) }
             guard let domain = domains[type] else {
                 try db.statement("UPDATE entities SET state = NULL WHERE entity_type = ?").run([.text(type)])
-                for row in entityRows { current.states[row] = nil }
+                for row in try entityRows(of: type).map(\.row) { current.states[row] = nil }
                 continue
             }
-            for row in entityRows {
-                // `pending` is taken: the tail's heads are in `current`.
-                guard let head = try current.heads[row] ?? chainHead(entityRow: row, in: tail) else { continue }
-                let stored = try entityHistory(head: head)
-                guard !stored.isEmpty else { continue }
-                let offsets = stored.map(\.offset)
+            // `pending` is taken: the tail's heads are in `current`.
+            try forEachHistory(of: type, heads: current.heads, in: tail) { row, _, head, stored in
                 // Poison is what the new declaration cannot decode: counted afresh.
-                for offset in offsets {
-                    current.poisonOffsets.remove(offset)
-                    try db.cached("DELETE FROM poison WHERE local_offset = ?").run([.int(offset)])
+                for event in stored {
+                    current.poisonOffsets.remove(event.offset)
+                    try db.cached("DELETE FROM poison WHERE local_offset = ?").run([.int(event.offset)])
                 }
-                current.states[row] = try fold(
-                    domain: domain, base: nil, newEvents: NewlyStored(stored.map(\.event), offsets: offsets), head: nil,
-                    poison: &current.poisonOffsets)
+                current.states[row] = try freshFold(stored, domain: domain, poison: &current.poisonOffsets)
                 current.heads[row] = head
             }
         }
@@ -275,26 +265,47 @@ extension EventLog {
     /// would differ if folded under `domain` instead of the domain held
     /// for the type now, by entity id, and how many entities it has.
     func stateChanges(under domain: Domain, in tail: SyncedTail) throws -> (changed: [String], total: Int) {
-        let rows = try db.statement("SELECT id, entity_id FROM entities WHERE entity_type = ? ORDER BY entity_id")
-        try rows.bind([.text(domain.entityType)])
-        var entities: [(row: Int64, id: String)] = []
-        while try rows.step() { entities.append((rows.int64(0), rows.text(1))) }
         let held = domains[domain.entityType]
         var changed: [String] = []
         var total = 0
-        for (row, id) in entities {
-            guard let head = try chainHead(entityRow: row, in: tail) else { continue }
-            let stored = try entityHistory(head: head)
-            guard !stored.isEmpty, Self.hasProjection(stored.map(\.event)) else { continue }
+        try forEachHistory(of: domain.entityType, heads: pending?.heads ?? [:], in: tail) { row, id, _, stored in
+            guard Self.hasProjection(stored.map(\.event)) else { return }
             total += 1
             var poison: Set<Int64> = []
-            var fresh = try fold(
-                domain: domain, base: nil, newEvents: NewlyStored(stored.map(\.event), offsets: stored.map(\.offset)),
-                head: nil, poison: &poison)
+            var fresh = try freshFold(stored, domain: domain, poison: &poison)
             var now = try held.flatMap { try latestFold(row, domain: $0, pending: pending) }
             if fresh.encoded() != now?.encoded() { changed.append(id) }
         }
-        return (changed, total)
+        return (changed.sorted(), total)
+    }
+
+    /// Inside a transaction: each entity of `type` that has events, with its
+    /// head (from `heads`, the tail's, else its row) and its whole history.
+    func forEachHistory(
+        of type: String, heads: [Int64: Int64], in tail: SyncedTail,
+        _ body: (_ row: Int64, _ id: String, _ head: Int64, _ history: [StoredEvent]) throws -> Void
+    ) throws {
+        for (row, id) in try entityRows(of: type) {
+            guard let head = try heads[row] ?? chainHead(entityRow: row, in: tail) else { continue }
+            let stored = try entityHistory(head: head)
+            if !stored.isEmpty { try body(row, id, head, stored) }
+        }
+    }
+
+    /// Inside a transaction: the rows and ids of the entities of `type`.
+    private func entityRows(of type: String) throws -> [(row: Int64, id: String)] {
+        let statement = try db.statement("SELECT id, entity_id FROM entities WHERE entity_type = ? ORDER BY id")
+        try statement.bind([.text(type)])
+        var rows: [(row: Int64, id: String)] = []
+        while try statement.step() { rows.append((statement.int64(0), statement.text(1))) }
+        return rows
+    }
+
+    /// A fold of `history` (an entity's whole history) from nothing under `domain`.
+    private func freshFold(_ history: [StoredEvent], domain: Domain, poison: inout Set<Int64>) throws -> FoldedEntity {
+        try fold(
+            domain: domain, base: nil, newEvents: NewlyStored(history.map(\.event), offsets: history.map(\.offset)),
+            head: nil, poison: &poison)
     }
 
     private func record(_ poisonIDs: [UUID], in events: [Event], offsets: [Int64], into poison: inout Set<Int64>) {
