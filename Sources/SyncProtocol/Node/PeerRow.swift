@@ -153,8 +153,9 @@ extension SyncNode {
         }
         // A peer that holds exactly the declarations this node holds folds the same versions, whether or
         // not it sends `state` (one that hides feeds from us never does).
-        if let localState, Self.declarations(in: session.peerCursor) == Self.declarations(in: cursor),
-            Self.declarations(in: localState.cursor) == Self.declarations(in: cursor)
+        let ours = Self.declarations(in: cursor)
+        if let localState, Self.declarations(in: session.peerCursor) == ours,
+            Self.declarations(in: localState.cursor) == ours
         {
             row.domains = localState.summary.domains
         }
