@@ -261,6 +261,19 @@ struct DeclaredDomainTests {
         #expect((list["entities"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])
         let none = try jsonObject(try temp.peerdOK(["entity", "list", "inspection", "--where", "site=South"], "a"))
         #expect((none["entities"] as? [Any])?.isEmpty == true)
+        // Pages: two of three, then the rest after the page's last id.
+        var ids = [id]
+        for site in ["East", "West"] {
+            ids.append(
+                try temp.peerdOK(["entity", "create", "inspection", #"{"type":"Opened","site":"\#(site)"}"#], "a"))
+        }
+        ids.sort()
+        let first = try jsonObject(try temp.peerdOK(["entity", "list", "inspection", "--limit", "2"], "a"))
+        #expect((first["entities"] as? [[String: Any]])?.map { $0["id"] as? String } == Array(ids.prefix(2)))
+        #expect(first["next_after"] as? String == ids[1])
+        let rest = try jsonObject(try temp.peerdOK(["entity", "list", "inspection", "--after", ids[1]], "a"))
+        #expect((rest["entities"] as? [[String: Any]])?.map { $0["id"] as? String } == [ids[2]])
+        #expect(rest["next_after"] is NSNull)
         try temp.peerdOK(["entity", "undo", "inspection", id], "a")
         let history = try jsonObject(try temp.peerdOK(["entity", "history", "inspection", id], "a"))
         #expect((history["events"] as? [Any])?.count == 3)

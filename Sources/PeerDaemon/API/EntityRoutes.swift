@@ -40,10 +40,8 @@ extension DaemonAPI {
     /// a list or set, holds it), `?after=ID&limit=N` pages, deleted ones
     /// only with `?include_deleted=true`.
     private func listEntities(_ type: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        let limitText = request.query["limit"] ?? String(Self.entityPageSize.default)
-        guard let limit = Int(limitText) else {
-            throw APIError.badRequest("limit must be from 1 to \(Self.entityPageSize.maximum), not \"\(limitText)\"")
-        }
+        // A limit that is no number is out of range as 0 is.
+        let limit = request.query["limit"].map { Int($0) ?? 0 } ?? Self.entityPageSize.default
         let filters = request.query.filter { !Self.listArguments.contains($0.key) }
         let page = try reads.read { log in
             try Self.entityPage(
@@ -70,21 +68,28 @@ extension DaemonAPI {
         try checkFilters()
         var page: [JSONValue] = []
         var more = false
-        for (_, json) in try log.states(entityType: type, after: after) {
-            let state = try JSONValue.parse(json)
-            if fields == nil, case .object(let members) = state {
-                // A Swift domain's fields are its states' keys.
-                fields = Set(members.keys)
-                try checkFilters()
+        var cursor = after
+        // In chunks of a page and one: a page without filters reads no further than it shows.
+        scan: while true {
+            let chunk = try log.states(entityType: type, after: cursor, limit: limit + 1)
+            for (id, json) in chunk {
+                cursor = id
+                let state = try JSONValue.parse(json)
+                if fields == nil, case .object(let members) = state {
+                    // A Swift domain's fields are its states' keys.
+                    fields = Set(members.keys)
+                    try checkFilters()
+                }
+                guard includeDeleted || state["deleted"] != .bool(true),
+                    filters.allSatisfy({ Self.matches(state[$0.key], $0.value) })
+                else { continue }
+                guard page.count < limit else {
+                    more = true
+                    break scan
+                }
+                page.append(state)
             }
-            guard includeDeleted || state["deleted"] != .bool(true),
-                filters.allSatisfy({ Self.matches(state[$0.key], $0.value) })
-            else { continue }
-            guard page.count < limit else {
-                more = true
-                break
-            }
-            page.append(state)
+            if chunk.count <= limit { break }
         }
         let next: JSONValue = more ? page.last?["id"] ?? .null : .null
         return .object(["entities": .array(page), "next_after": next])
