@@ -17,23 +17,16 @@ extension DaemonAPI {
     }
 
     /// The body is a declaration, or `{"declaration":…,"admin_key":HEX,"signature":HEX}`
-    /// for one the cluster's admin signed (`peerd domain declare --admin-key`
-    /// sends that); `?accept_refold=true` lets a change that refolds existing
+    /// for one the cluster's admin signed (a declaration event's payload, which
+    /// `peerd domain declare --admin-key` sends); `?accept_refold=true` lets a change that refolds existing
     /// entities differently go. `201` with the declared domain and its event.
     func declareDomain(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try Self.jsonObject(request)
         let declared: DeclarationEvent
         do {
-            if let declaration = body["declaration"] {
-                guard let key = body["admin_key"]?.stringValue.flatMap(Hex.bytes),
-                    let signature = body["signature"]?.stringValue.flatMap(Hex.bytes)
-                else {
-                    throw APIError.badRequest("a signed declaration needs admin_key and signature, both hex")
-                }
-                declared = try DeclarationEvent(declarationJSON: declaration, adminKey: key, signature: signature)
-            } else {
-                declared = try DeclarationEvent(declarationJSON: body)
-            }
+            declared =
+                body["declaration"] != nil
+                ? try DeclarationEvent(wrapped: body) : try DeclarationEvent(declarationJSON: body)
         } catch let error as DeclarationError {
             throw APIError(
                 422, "invalid_declaration", "\(error)",

@@ -55,15 +55,10 @@ enum DomainCommands {
             let answer: JSONValue
             switch try ReplicaAccess.of(directory) {
             case .daemon(let api):
-                var body = json
-                if let key = declared.adminKey, let signature = declared.signature {
-                    body = .object([
-                        "declaration": json, "admin_key": .string(Hex.string(key)),
-                        "signature": .string(Hex.string(signature)),
-                    ])
-                }
+                // Signed, it goes as the declaration event's payload does.
+                let body = declared.signature == nil ? json.canonicalText : declared.payload
                 let path = "/domains" + (accept ? "?accept_refold=true" : "")
-                answer = try JSONValue.parse(try api.call("POST", path, body: body.canonicalText))
+                answer = try JSONValue.parse(try api.call("POST", path, body: body))
             case .files(let directory):
                 let log = try directory.openLog()
                 do {

@@ -37,6 +37,30 @@ public struct DeclarationEvent: Hashable, Sendable {
         self.signature = signature
     }
 
+    /// Reads the wrapped form, `{"declaration":…,"admin_key":HEX,"signature":HEX}`
+    /// (an event's payload; its `type` is not looked at): the key and the
+    /// signature both or neither. The signature is not checked here.
+    ///
+    /// - Throws: `DeclarationError` naming what is wrong.
+    public init(wrapped value: JSONValue) throws {
+        guard let declarationJSON = value["declaration"] else {
+            throw DeclarationError(path: "declaration", "is missing")
+        }
+        func hex(_ key: String) throws -> [UInt8]? {
+            guard let member = value[key] else { return nil }
+            guard let bytes = member.stringValue.flatMap(Hex.bytes) else {
+                throw DeclarationError(path: key, "must be hex")
+            }
+            return bytes
+        }
+        let (key, signature) = (try hex("admin_key"), try hex("signature"))
+        guard (key == nil) == (signature == nil) else {
+            throw DeclarationError(
+                path: key == nil ? "admin_key" : "signature", "a signed declaration needs admin_key and signature")
+        }
+        try self.init(declarationJSON: declarationJSON, adminKey: key, signature: signature)
+    }
+
     /// The event's payload, canonical.
     public var payload: String {
         var members: [String: JSONValue] = ["type": .string(Self.type), "declaration": declarationJSON]
@@ -53,17 +77,11 @@ public struct DeclarationEvent: Hashable, Sendable {
     /// not verify, or (with an admin key to trust) one that key did not sign.
     static func counting(_ event: Event, trust: DomainTrust) -> DeclarationEvent? {
         guard event.entityType == entityType, event.feed.scope == scope,
-            let value = try? JSONValue.parse(event.payload),
-            case .string(type)? = value["type"], let declarationJSON = value["declaration"],
-            let declared = try? DeclarationEvent(
-                declarationJSON: declarationJSON,
-                adminKey: value["admin_key"]?.stringValue.flatMap(Hex.bytes),
-                signature: value["signature"]?.stringValue.flatMap(Hex.bytes)),
-            declared.declaration.entityType == event.entityID
+            let value = try? JSONValue.parse(event.payload), case .string(type)? = value["type"],
+            let declared = try? DeclarationEvent(wrapped: value), declared.declaration.entityType == event.entityID
         else { return nil }
-        if value["signature"] != nil || value["admin_key"] != nil {
-            guard let key = declared.adminKey, let signature = declared.signature,
-                FeedChain.verify(signature: signature, of: signingMessage(declarationJSON), publicKey: key)
+        if let key = declared.adminKey, let signature = declared.signature {
+            guard FeedChain.verify(signature: signature, of: signingMessage(declared.declarationJSON), publicKey: key)
             else { return nil }
         }
         if case .admin(let trusted) = trust, declared.adminKey != trusted { return nil }
