@@ -48,6 +48,9 @@ struct DeclaredDomainTests {
         let (declared, answer) = try post(a, "/domains", Self.inspection())
         #expect(declared == 201, "\(answer)")
         #expect(answer["version"] as? Int == 1)
+        let halfSigned = try post(a, "/domains", #"{"declaration":\#(Self.inspection(version: 2)),"admin_key":"00"}"#)
+        #expect(halfSigned.0 == 422, "\(halfSigned.1)")
+        #expect((halfSigned.1["error"] as? [String: Any])?["path"] as? String == "signature")
         #expect(try post(a, "/entities/inspection/i1/events", #"{"type":"Opened","site":"North"}"#).0 == 201)
         let count = try json(a, "/status")["event_count"] as? Int
         let refusals: [(String, String?, String)] = [
