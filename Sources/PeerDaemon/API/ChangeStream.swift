@@ -108,10 +108,7 @@ final class ChangeStream: ResponseStream, @unchecked Sendable {
         for stored in page {
             let event = stored.event
             if let types, !types.contains(event.entityType) { continue }
-            let projection =
-                event.entityType == Item.entityType
-                ? try log.projection(Item.self, id: event.entityID).map { CanonicalJSON.text(of: $0) } ?? "null"
-                : try log.state(entityType: event.entityType, entityID: event.entityID) ?? "null"
+            let projection = try log.state(entityType: event.entityType, entityID: event.entityID) ?? "null"
             text += "id: \(stored.offset)\nevent: event\ndata: {\"event\":\(EventJSON.line(for: stored)),"
             text += "\"projection\":\(projection)}\n\n"
             if let takeover = try takeover(of: log.replicaID, by: event, in: log) {
