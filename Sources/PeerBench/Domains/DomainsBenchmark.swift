@@ -103,19 +103,7 @@ struct DomainsBenchmark {
         if declared {
             try log.declare(try DeclarationEvent(declarationJSON: try JSONValue.parse(Self.twin(version: 1))))
         }
-        var ingest = Stopwatch()
-        try workload.forEachBatch(batch) { events in
-            let renamed =
-                declared
-                ? events.map { event in
-                    var event = event
-                    event.entityType = type
-                    return event
-                } : events
-            let report = try ingest.measure { try log.ingest(renamed) }
-            try BenchmarkFailure.check(report, offered: events.count)
-        }
-        try ingest.measure { try log.writePendingProjections() }
+        let ingest = try workload.ingest(into: log, batch: batch, entityType: declared ? type : nil)
         var refold = Stopwatch()
         let report = try refold.measure { try log.checkIntegrity(refold: true) }
         guard report.findings.isEmpty else {
