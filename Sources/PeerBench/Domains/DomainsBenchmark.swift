@@ -6,28 +6,36 @@ import Replica
 /// are the import benchmark's (20,000 items, 4 origin feeds interleaved);
 /// for the declared rows they carry entity type `ticket`, which a log folds
 /// with Item's declared twin (`DomainDeclaration.itemTwin`). Times, in the
-/// same run: raw SQLite inserting the same rows (the baseline), then for
-/// each domain `EventLog.ingest` in catch-up batches and a full refold
-/// (`checkIntegrity(refold: true)`), and for the declared one also a new
-/// version declared, which refolds every entity in its transaction.
+/// same run: raw SQLite inserting the same rows (the baseline); in this
+/// process, for each domain `EventLog.ingest` in catch-up batches and a
+/// full refold (`checkIntegrity(refold: true)`), and for the declared one
+/// also a new version declared, which refolds every entity in its
+/// transaction; then the same through real `peerd` processes
+/// (`DomainsCLIPhase`): import, `check --refold`, declare, and a catch-up
+/// between two daemons while the other pair runs.
 ///
 /// ```
-/// peerd-bench domains [--events N] [--dir DIR]
+/// peerd-bench domains [--events N] [--peerd PATH] [--dir DIR]
 /// ```
 struct DomainsBenchmark {
     var events = 200_000
     var batch = 5_000
+    var peerd: String?
     var directory: String?
     var helpRequested = false
 
     static let usage = """
-        usage: peerd-bench domains [--events N] [--dir DIR]
+        usage: peerd-bench domains [--events N] [--peerd PATH] [--dir DIR]
 
         Ingests N events (default 200000) of 20,000 items in batches of 5000, folded by the Swift Item
-        domain and by its declared twin, and refolds every entity of each; prints events/s, the ratio of
-        the declared domain to the Swift one, and raw SQLite inserting the same rows as the baseline.
+        domain and by its declared twin, and refolds every entity of each, in this process; then the same
+        through peerd: `peerd import` of the history, `peerd check --refold`, `peerd domain declare
+        --accept-refold` of a version 2, and a catch-up of a fresh replica from a daemon (four daemons
+        running). Prints events/s, the ratio of the declared domain to the Swift one, and raw SQLite
+        inserting the same rows as the baseline.
 
-          --dir DIR   work directory (default: a temporary one, removed)
+          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench)
+          --dir DIR      work directory (default: a temporary one, removed)
         """
 
     static func parse(_ arguments: [String]) throws -> DomainsBenchmark {
@@ -37,6 +45,7 @@ struct DomainsBenchmark {
             switch flag {
             case "--events":
                 benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
+            case "--peerd": benchmark.peerd = try BenchOptions.value(after: flag, in: &remaining)
             case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
             case "--help", "-h": benchmark.helpRequested = true
             default: throw UsageError("domains: unknown argument \(flag) (see `peerd-bench domains --help`)")
@@ -47,6 +56,7 @@ struct DomainsBenchmark {
 
     func run() throws {
         if helpRequested { return print(Self.usage) }
+        let peerd = try self.peerd ?? SyncDaemon.locatePeerd()
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         let workload = ImportWorkload(events: events, wallClockMs: SizeBenchmark.wallClockMs())
@@ -61,29 +71,60 @@ struct DomainsBenchmark {
                 description: "the declared twin folded other states than Item (\(declared.stateBytes) bytes of "
                     + "state against \(swift.stateBytes))")
         }
+        let phase = try DomainsCLIPhase(peerd: peerd, workload: workload, workspace: workspace)
+        defer { phase.stopAll() }
+        progress("domains: peerd import, check and declare ...")
+        let sources = try [Item.entityType, "ticket"].map { try phase.prepare(entityType: $0) }
+        progress("domains: catch-ups ...")
+        let cliSwift = try phase.catchUp(sources[0])
+        let cliDeclared = try phase.catchUp(sources[1])
+
+        func row(_ what: String, _ seconds: Double, vs swiftSeconds: Double?, peakMiB: Double? = nil) -> String {
+            "| \(what) | \(Report.grouped(Double(events) / seconds)) | \(String(format: "%.2f", seconds)) | "
+                + "\(swiftSeconds.map { Report.ratio($0 / seconds) } ?? "") | \(Report.ratio(raw / seconds)) | "
+                + "\(peakMiB.map { String(format: "%.0f", $0) } ?? "") |"
+        }
+        let rows = [
+            row("raw SQLite insert, batches of \(batch)", raw, vs: nil),
+            row("in process: ingest, Swift `Item`", swift.ingest, vs: swift.ingest),
+            row("in process: ingest, declared twin", declared.ingest, vs: swift.ingest),
+            row("in process: refold (`checkIntegrity(refold:)`), Swift `Item`", swift.refold, vs: swift.refold),
+            row("in process: refold, declared twin", declared.refold, vs: swift.refold),
+            row("in process: refold by declaring version 2", declared.redeclare ?? .nan, vs: swift.refold),
+            row(
+                "`peerd import FILE`, items", cliSwift.importSeconds, vs: cliSwift.importSeconds,
+                peakMiB: cliSwift.importPeakMiB),
+            row(
+                "`peerd import FILE`, tickets", cliDeclared.importSeconds, vs: cliSwift.importSeconds,
+                peakMiB: cliDeclared.importPeakMiB),
+            row("`peerd check --refold`, items", cliSwift.refoldSeconds, vs: cliSwift.refoldSeconds),
+            row("`peerd check --refold`, tickets", cliDeclared.refoldSeconds, vs: cliSwift.refoldSeconds),
+            row(
+                "`peerd domain declare` v2 `--accept-refold`, tickets", cliDeclared.redeclareSeconds ?? .nan,
+                vs: cliSwift.refoldSeconds),
+            row(
+                "catch-up, daemon to fresh daemon, items (3 daemons up)", cliSwift.catchUpSeconds,
+                vs: cliSwift.catchUpSeconds,
+                peakMiB: cliSwift.receiverPeakMiB),
+            row(
+                "catch-up, daemon to fresh daemon, tickets (4 daemons up)", cliDeclared.catchUpSeconds,
+                vs: cliSwift.catchUpSeconds, peakMiB: cliDeclared.receiverPeakMiB),
+        ]
         let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        func rate(_ seconds: Double) -> String { Report.grouped(Double(events) / seconds) }
         print(
             """
             ## peerd-bench domains: \(Report.grouped(Double(events))) events, run \(date)Z
 
             - machine: \(Report.machine)
-            - one process, one log at a time; states of both domains checked equal (\(swift.stateBytes) bytes)
+            - in process: one log at a time; states of both domains checked equal (\(swift.stateBytes) bytes)
+            - `peerd` rows: child processes on fresh data directories, the history imported as the replica's own \
+            feeds; peak RSS of the import process and of the receiving daemon; the catch-up is timed from the \
+            receiver's start until `peerd wait --converged-with 1` returns (receiver state hashes: \
+            \(cliSwift.stateHash.prefix(12))… items, \(cliDeclared.stateHash.prefix(12))… tickets)
 
-            | what | events/s | seconds | vs Swift Item | vs raw SQLite |
-            |---|---:|---:|---:|---:|
-            | raw SQLite insert, batches of \(batch) | \(rate(raw)) | \(String(format: "%.2f", raw)) | | 1.00× |
-            | ingest, Swift `Item` | \(rate(swift.ingest)) | \(String(format: "%.2f", swift.ingest)) | 1.00× \
-            | \(Report.ratio(raw / swift.ingest)) |
-            | ingest, declared twin | \(rate(declared.ingest)) | \(String(format: "%.2f", declared.ingest)) \
-            | \(Report.ratio(swift.ingest / declared.ingest)) | \(Report.ratio(raw / declared.ingest)) |
-            | refold (`peerd check --refold`), Swift `Item` | \(rate(swift.refold)) \
-            | \(String(format: "%.2f", swift.refold)) | 1.00× | |
-            | refold (`peerd check --refold`), declared twin | \(rate(declared.refold)) \
-            | \(String(format: "%.2f", declared.refold)) | \(Report.ratio(swift.refold / declared.refold)) | |
-            | refold by declaring version 2 | \(rate(declared.redeclare ?? 1)) \
-            | \(String(format: "%.2f", declared.redeclare ?? 0)) \
-            | \(Report.ratio(swift.refold / (declared.redeclare ?? 1))) | |
+            | what | events/s | seconds | vs Swift Item | vs raw SQLite | peak RSS MiB |
+            |---|---:|---:|---:|---:|---:|
+            \(rows.joined(separator: "\n"))
             """)
     }
 
@@ -103,7 +144,9 @@ struct DomainsBenchmark {
         if declared {
             try log.declare(try DeclarationEvent(declarationJSON: try JSONValue.parse(Self.twin(version: 1))))
         }
-        let ingest = try workload.ingest(into: log, batch: batch, entityType: declared ? type : nil)
+        var typed = workload
+        typed.entityType = type
+        let ingest = try typed.ingest(into: log, batch: batch)
         var refold = Stopwatch()
         let report = try refold.measure { try log.checkIntegrity(refold: true) }
         guard report.findings.isEmpty else {

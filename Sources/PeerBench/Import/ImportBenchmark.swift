@@ -233,15 +233,22 @@ struct ImportWorkload {
     static let replicaID = "bench-import"
     let events: Int
     let wallClockMs: Int64
+    /// The replica whose own feeds the events are.
+    var origin = ImportWorkload.replicaID
+    /// The events' entity type: `item`, or one that folds Item's declared twin.
+    var entityType = Item.entityType
 
     /// Calls `body` with the events in batches of `size`, in export order.
     func forEachBatch(_ size: Int, _ body: ([Event]) throws -> Void) throws {
         var source = RemoteEventSource(
             workload: ItemWorkload(eventCount: events, maxItems: 20_000, distribution: .recentHot), origins: 4,
-            wallClockMs: wallClockMs, replicaID: Self.replicaID)
+            wallClockMs: wallClockMs, replicaID: origin)
         while true {
-            let batch = source.nextBatch(size)
+            var batch = source.nextBatch(size)
             if batch.isEmpty { break }
+            if entityType != Item.entityType {
+                for index in batch.indices { batch[index].entityType = entityType }
+            }
             try body(batch)
         }
     }
@@ -284,20 +291,11 @@ struct ImportWorkload {
     }
 
     /// `EventLog.ingest` of every event into `log` in batches of `batch`, as
-    /// sync catch-up calls it, then the pending projection rows written; the
-    /// events carry `entityType` instead of `item` when it is given.
-    func ingest(into log: EventLog, batch: Int, entityType: String? = nil) throws -> Stopwatch {
+    /// sync catch-up calls it, then the pending projection rows written.
+    func ingest(into log: EventLog, batch: Int) throws -> Stopwatch {
         var watch = Stopwatch()
         try forEachBatch(batch) { events in
-            let retyped =
-                entityType.map { type in
-                    events.map { event in
-                        var event = event
-                        event.entityType = type
-                        return event
-                    }
-                } ?? events
-            let report = try watch.measure { try log.ingest(retyped) }
+            let report = try watch.measure { try log.ingest(events) }
             try BenchmarkFailure.check(report, offered: events.count)
         }
         try watch.measure { try log.writePendingProjections() }
