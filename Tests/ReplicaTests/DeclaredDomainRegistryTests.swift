@@ -263,6 +263,19 @@ struct DeclaredDomainRegistryTests {
         #expect(try log.eventCount() == 3)
     }
 
+    @Test("catch-up pages carry declarations first, though they are dated after the events they fold")
+    func declarationsTravelFirst() throws {
+        let writer = try log("writer")
+        for id in ["i1", "i2"] {
+            try writer.append(
+                NewEvent(entityType: "inspection", entityID: id, payload: Self.event("Opened", #""site":"x""#)))
+        }
+        try writer.declare(try Self.declaration(Self.inspection()))
+        let ranges = try writer.cursor().heads.map { ($0.key, 1...$0.value) }
+        let page = try writer.eventsInCanonicalOrder(of: ranges, maxEvents: 100, maxBytes: 1 << 20)
+        #expect(page.map(\.entityType) == [DeclarationEvent.entityType, "inspection", "inspection"])
+    }
+
     @Test("a second connection folds under a declaration another one stored")
     func secondConnectionReloads() throws {
         let writer = try log("a")

@@ -111,6 +111,10 @@ extension EventLog {
     /// one event). Each feed stays in seq order, since a feed's times only
     /// grow; so a peer catching up from such pages applies events on top of
     /// its projections instead of refolding entities feed after feed.
+    /// Declarations (scope `peersync/domains`) come before every other
+    /// event, whatever their time: a peer then folds a declared type's
+    /// events under the declaration as they arrive, instead of refolding
+    /// every entity of the type when a declaration dated later arrives last.
     ///
     /// ```swift
     /// let page = try log.eventsInCanonicalOrder(of: [(feed, 5...900)], maxEvents: 5_000, maxBytes: 2 << 20)
@@ -128,7 +132,7 @@ extension EventLog {
             var best: Int?
             for index in queues.indices {
                 guard let candidate = queues[index].next else { continue }
-                if best.map({ candidate.orderKey < queues[$0].next!.orderKey }) ?? true { best = index }
+                if best.map({ Self.sendsBefore(candidate, queues[$0].next!) }) ?? true { best = index }
             }
             guard let chosen = best else { break }
             let event = queues[chosen].next!
@@ -139,6 +143,12 @@ extension EventLog {
             try queues[chosen].advance()
         }
         return page
+    }
+
+    /// The order of `eventsInCanonicalOrder`: declarations first, then canonical order.
+    private static func sendsBefore(_ a: Event, _ b: Event) -> Bool {
+        let (aDeclares, bDeclares) = (a.feed.scope == DeclarationEvent.scope, b.feed.scope == DeclarationEvent.scope)
+        return aDeclares != bDeclares ? aDeclares : a.orderKey < b.orderKey
     }
 
     /// One feed's events in seq order, read a chunk at a time.
