@@ -136,11 +136,11 @@ final class LogCollector: @unchecked Sendable {
     }
 
     private func collect(_ record: LogRecord, from replicaID: String) {
-        if record.message == "fork quarantined" { forkReports.append("\(replicaID): \(record.line)") }
-        if record.message == "refused unverifiable events" || record.message == "fork: feed quarantined" {
+        if record.event == .forkDetected { forkReports.append("\(replicaID): \(record.line)") }
+        if (record.event == .eventsRefused && record["cause"] == "unverifiable") || record.event == .feedQuarantined {
             verificationReports.append("\(replicaID): \(record.line)")
         }
-        if record.message == "clock far ahead" { clockFarAheadReports += 1 }
+        if record.event == .clockAhead { clockFarAheadReports += 1 }
         if record.level == .warning { warnings += 1 }
         if record.level == .error { errors += 1 }
         guard record.level >= .info || trace else { return }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// One line of the daemon's log: a level, a message and `key=value` fields.
+/// One line of the daemon's log: a level, a stable event name, a
+/// human-readable message and `key=value` fields.
 public struct LogRecord: Sendable, Hashable {
     public enum Level: String, Sendable, Comparable {
         case debug, info, warning, error
@@ -18,19 +19,25 @@ public struct LogRecord: Sendable, Hashable {
     }
 
     public var level: Level
+    /// What the record reports; the key to match on, where `message` is for people.
+    public var event: LogEvent
     public var message: String
     public var fields: [(String, String)]
 
-    public init(_ level: Level, _ message: String, _ fields: [(String, String)] = []) {
+    public init(_ level: Level, _ event: LogEvent, _ message: String, _ fields: [(String, String)] = []) {
         self.level = level
+        self.event = event
         self.message = message
         self.fields = fields
     }
 
-    /// `level=info msg="peer connected" peer=ab12 addr=127.0.0.1:4100`,
+    /// The value of field `key`, if the record has it.
+    public subscript(key: String) -> String? { fields.first { $0.0 == key }?.1 }
+
+    /// `level=info event=peer.identified msg="peer identified" peer=ab12`,
     /// with values quoted when they hold spaces, quotes or `=`.
     public var line: String {
-        var parts = ["level=\(level.rawValue)", "msg=\(LogRecord.quoted(message))"]
+        var parts = ["level=\(level.rawValue)", "event=\(event.rawValue)", "msg=\(LogRecord.quoted(message))"]
         for (key, value) in fields { parts.append("\(key)=\(LogRecord.quoted(value))") }
         return parts.joined(separator: " ")
     }

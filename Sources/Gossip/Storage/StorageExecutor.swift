@@ -301,7 +301,10 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         externalWrites?.stop()
         writer.sync {
             if let failure = LogStorage.writePendingProjections(log) {
-                logger(LogRecord(.error, "cannot write projections", [("error", failure.message)]))
+                logger(
+                    LogRecord(
+                        .error, .storageFailed, "cannot write projections",
+                        [("while", "project"), ("error", failure.message)]))
             }
         }
         live.drain()
@@ -364,7 +367,11 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         let underlying = (error as? StorageFailure)?.cause ?? error
         guard let fault = StorageHealth.fault(of: underlying) else {
             // Not the file's fault (a busy database, say): worth a line each time; sync tries again later.
-            if let what { logger(LogRecord(.warning, "cannot \(what)", [("error", "\(underlying)")])) }
+            if let what {
+                logger(
+                    LogRecord(
+                        .warning, .storageFailed, "cannot \(what)", [("while", what), ("error", "\(underlying)")]))
+            }
             return
         }
         let entered = healthState.withLock { health -> Bool in
@@ -377,7 +384,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         guard entered else { return }
         logger(
             LogRecord(
-                .error, "storage degraded",
+                .error, .storageDegraded, "storage degraded",
                 [("fault", fault.kind.rawValue), ("while", what ?? "write"), ("error", fault.description)]))
     }
 
@@ -389,7 +396,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             health.sinceMs = nil
             return fault
         }
-        if let was { logger(LogRecord(.info, "storage recovered", [("fault", was.kind.rawValue)])) }
+        if let was { logger(LogRecord(.info, .storageRecovered, "storage recovered", [("fault", was.kind.rawValue)])) }
     }
 }
 

@@ -108,7 +108,8 @@ extension GossipService {
             case .established(let keys):
                 established(connection, keys: keys)
             case .fail(let failure):
-                return refuse(connection, .handshakeFailed, reason: failure.reason, flush: true)
+                return refuse(
+                    connection, .handshakeFailed, reason: failure.reason, cause: failure.kind.rawValue, flush: true)
             }
         }
     }
@@ -126,7 +127,7 @@ extension GossipService {
         }
         logger(
             LogRecord(
-                .info, "connection established",
+                .info, .connectionEstablished, "connection established",
                 [("conn", "\(connection.id)"), ("remote", connection.remoteHost)]
                     + (connection.dialed.map { [("dialed", $0.description)] } ?? [])))
         carryOut(
@@ -197,7 +198,8 @@ extension GossipService {
         case .success(let bytes):
             write(bytes, to: connection)
         case .failure(let error):
-            logger(LogRecord(.error, "cannot send", [("conn", "\(connection.id)"), ("error", "\(error)")]))
+            logger(
+                LogRecord(.error, .sendFailed, "cannot send", [("conn", "\(connection.id)"), ("error", "\(error)")]))
             close(connection.id, reason: "cannot send: \(error)", flush: false)
         }
     }
@@ -251,10 +253,13 @@ extension GossipService {
     }
 
     /// A stranger is turned away: counted, logged once per kind and interval.
-    func refuse(_ connection: PeerConnection, _ kind: RefusalKind, reason: String, flush: Bool = false) {
+    func refuse(
+        _ connection: PeerConnection, _ kind: RefusalKind, reason: String, cause: String? = nil, flush: Bool = false
+    ) {
         let record = LogRecord(
-            .warning, "connection refused",
-            [("conn", "\(connection.id)"), ("remote", connection.remoteHost), ("reason", reason)])
+            .warning, .connectionRefused, "connection refused",
+            [("conn", "\(connection.id)"), ("remote", connection.remoteHost), ("reason", reason)]
+                + (cause.map { [("cause", $0)] } ?? []))
         noteRefusal(kind, record, reason: reason)
         if connection.dialed != nil { node.dialFailed(connection.dialed!, reason: reason, now: loop.now) }
         if !shuttingDown { handshakeFailures += 1 }
@@ -263,6 +268,8 @@ extension GossipService {
 
     /// Logs `record` unless one of its kind was logged this interval.
     func noteRefusal(_ kind: RefusalKind, _ record: LogRecord, reason: String) {
+        var record = record
+        record.fields.insert(("kind", kind.rawValue), at: 0)
         if let line = refusals.refused(kind, record, reason: reason, now: loop.now) { logger(line) }
         scheduleRefusalSummaries()
     }
@@ -295,7 +302,7 @@ extension GossipService {
         guard node.sessions[connection.id] != nil || node.manager.connections[connection.id] != nil else { return }
         logger(
             LogRecord(
-                .info, "connection closed",
+                .info, .connectionClosed, "connection closed",
                 [("conn", "\(connection.id)"), ("remote", connection.remoteHost), ("reason", reason)]))
         node.connectionClosed(connection.id, now: loop.now)
         carryOut([])

@@ -13,7 +13,7 @@ extension GossipService {
         do {
             try loop.watch(listener.descriptor, for: .readable) { [self] _ in acceptWaiting() }
         } catch {
-            logger(LogRecord(.error, "cannot watch the listen socket", [("error", "\(error)")]))
+            logger(LogRecord(.error, .listenerFailed, "cannot watch the listen socket", [("error", "\(error)")]))
         }
     }
 
@@ -46,7 +46,8 @@ extension GossipService {
                 ? "too many handshakes in progress (\(configuration.admission.maxPending))"
                 : "too many handshakes in progress from \(host) (\(configuration.admission.maxPendingPerHost))"
             let record = LogRecord(
-                .warning, "connection refused", [("conn", "\(id)"), ("remote", host), ("reason", reason)])
+                .warning, .connectionRefused, "connection refused",
+                [("conn", "\(id)"), ("remote", host), ("reason", reason)])
             noteRefusal(refusal, record, reason: reason)
             socket.shutdown()
             return
@@ -61,7 +62,7 @@ extension GossipService {
         guard let listener else { return }
         let pause = configuration.admission.acceptPauseMs
         let reason = "\(error); accepting again in \(pause) ms"
-        let record = LogRecord(.error, "cannot accept connections", [("error", reason)])
+        let record = LogRecord(.error, .listenerFailed, "cannot accept connections", [("error", reason)])
         noteRefusal(.acceptFailed, record, reason: reason)
         loop.rewatch(listener.descriptor, for: [])
         loop.schedule(after: pause) { [self] in

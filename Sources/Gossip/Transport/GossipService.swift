@@ -139,7 +139,7 @@ public final class GossipService: Service, @unchecked Sendable {
             for peer in configuration.peers { node.addPeer(peer, source: .configured, now: loop.now) }
             carryOut(node.tick(now: loop.now))
         }
-        logger(LogRecord(.info, "listening", [("addr", "\(configuration.listenHost):\(port)")]))
+        logger(LogRecord(.info, .listening, "listening", [("addr", "\(configuration.listenHost):\(port)")]))
         return port
     }
 

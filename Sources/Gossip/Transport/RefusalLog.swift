@@ -52,7 +52,7 @@ struct RefusalLog: Sendable {
             guard window.suppressed > 0 else { continue }
             records.append(
                 LogRecord(
-                    .warning, "connections refused",
+                    .warning, .connectionsRefused, "connections refused",
                     [
                         ("kind", kind.rawValue), ("count", "\(window.suppressed)"),
                         ("seconds", "\(intervalMs / 1_000)"), ("last_reason", window.lastReason),

@@ -77,9 +77,9 @@ final class DaemonAPI: @unchecked Sendable {
         let fields = [("method", request.method), ("path", request.path), ("status", "\(response.status)")]
         // A degraded `/health` (503, no error body) says what the log said once already.
         if response.status >= 500, case let message = Self.message(of: response), !message.isEmpty {
-            log(LogRecord(.error, "http request failed", fields + [("error", message)]))
+            log(LogRecord(.error, .httpRequestFailed, "http request failed", fields + [("error", message)]))
         } else {
-            log(LogRecord(.debug, "http request", fields))
+            log(LogRecord(.debug, .httpRequest, "http request", fields))
         }
         return response
     }

@@ -69,7 +69,9 @@ enum DaemonRuntime {
                 try directory.store(revocations)
             } catch {
                 logger.write(
-                    LogRecord(.error, "cannot store revocations; they hold until a restart", [("error", "\(error)")]))
+                    LogRecord(
+                        .error, .revocationsUnstored, "cannot store revocations; they hold until a restart",
+                        [("error", "\(error)")]))
             }
         }
         if let certificate = identity.certificate {
@@ -79,7 +81,8 @@ enum DaemonRuntime {
             } catch {
                 logger.write(
                     LogRecord(
-                        .warning, "this replica's certificate has expired: peers refuse it once their clocks pass it",
+                        .warning, .certificateExpired,
+                        "this replica's certificate has expired: peers refuse it once their clocks pass it",
                         [("reason", "\(error)")]))
             }
         }
@@ -137,7 +140,7 @@ enum DaemonRuntime {
         if let httpAddress { say("http on \(httpAddress)") }
         logger.write(
             LogRecord(
-                .info, "replica running",
+                .info, .replicaRunning, "replica running",
                 [
                     ("replica", storage.replicaID), ("cluster", clusterKey.fingerprint), ("role", "\(settings.role)"),
                     ("topology", settings.topology.rawValue),
@@ -156,20 +159,24 @@ enum DaemonRuntime {
         let services: [any Service] = [storage, gossip] + optional.compactMap { $0 }
         let group = ServiceGroup(services, shutdownDeadline: shutdownDeadline) { event in
             switch event {
-            case .stopping(let signal): logger.write(LogRecord(.info, "shutting down", [("signal", signal)]))
-            case .serviceStopped(let name): logger.write(LogRecord(.debug, "service stopped", [("service", name)]))
+            case .stopping(let signal):
+                logger.write(LogRecord(.info, .shutdownStarted, "shutting down", [("signal", signal)]))
+            case .serviceStopped(let name):
+                logger.write(LogRecord(.debug, .serviceStopped, "service stopped", [("service", name)]))
             case .serviceFailed(let name, let error):
-                logger.write(LogRecord(.error, "service failed", [("service", name), ("error", "\(error)")]))
+                logger.write(
+                    LogRecord(.error, .serviceFailed, "service failed", [("service", name), ("error", "\(error)")]))
             case .deadlinePassed(let name):
                 logger.write(
                     LogRecord(
-                        .warning, "shutdown took too long; exiting with work abandoned", [("waiting_for", name)]))
+                        .warning, .shutdownOverdue, "shutdown took too long; exiting with work abandoned",
+                        [("waiting_for", name)]))
             }
         }
         _ = try await group.run(stoppingOn: signals)
         DaemonInfo.remove(in: directory)
         withExtendedLifetime(lock) {}
-        logger.write(LogRecord(.info, "stopped"))
+        logger.write(LogRecord(.info, .replicaStopped, "stopped"))
     }
 
     private static func say(_ line: String) {
@@ -187,18 +194,20 @@ enum DaemonRuntime {
             case .found(let peer):
                 logger.write(
                     LogRecord(
-                        .info, "peer discovered",
+                        .info, .peerDiscovered, "peer discovered",
                         [("peer", peer.replicaID), ("addr", peer.address.description), ("role", "\(peer.role)")]))
                 gossip.peerFound(
                     peer.address, replicaID: peer.replicaID, role: peer.role == .relay ? .relay : .peer)
             case .lost(let peer):
                 logger.write(
-                    LogRecord(.info, "peer withdrawn", [("peer", peer.replicaID), ("addr", peer.address.description)]))
+                    LogRecord(
+                        .info, .peerWithdrawn, "peer withdrawn",
+                        [("peer", peer.replicaID), ("addr", peer.address.description)]))
                 gossip.peerLost(peer.address)
             case .warning(let text):
-                logger.write(LogRecord(.warning, text, [("component", "mdns")]))
+                logger.write(LogRecord(.warning, .discoveryNotice, text, [("component", "mdns")]))
             case .info(let text):
-                logger.write(LogRecord(.info, text, [("component", "mdns")]))
+                logger.write(LogRecord(.info, .discoveryNotice, text, [("component", "mdns")]))
             }
         }
     }

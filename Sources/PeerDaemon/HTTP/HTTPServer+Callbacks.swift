@@ -117,7 +117,8 @@ extension HTTPServer {
             let log = log
             let pump = StreamPump(
                 stream: stream, connection: connection, pool: pool, pullBytes: limits.streamPullBytes,
-                failed: { reason in log(LogRecord(.error, "http stream failed", [("error", reason)])) },
+                failed: { reason in log(LogRecord(.error, .httpStreamFailed, "http stream failed", [("error", reason)]))
+                },
                 finished: { [weak self] pump in self?.closed(pump) })
             stream.attach { [weak pump] in pump?.wake() }
             opened(pump)

@@ -95,7 +95,8 @@ final class HTTPServer: @unchecked Sendable {
         if connectionLimit < limits.connectionLimit {
             log(
                 LogRecord(
-                    .warning, "fewer HTTP connections than wanted: the descriptor limit (ulimit -n) is too low",
+                    .warning, .httpDescriptorsLow,
+                    "fewer HTTP connections than wanted: the descriptor limit (ulimit -n) is too low",
                     [("connections", "\(connectionLimit)"), ("wanted", "\(limits.connectionLimit)")]))
         }
         let listener = try Socket.listen(host: host, port: port, backlog: Int32(min(connectionLimit, 4096)))

@@ -105,20 +105,20 @@ final class ClaimGrantor: @unchecked Sendable {
             lock.withLock { waiting.removeAll { settled.contains($0.event.eventID) } }
             if found.count == 500 { wake() }
         } catch {
-            log(LogRecord(.warning, "cannot answer claim requests", [("error", "\(error)")]))
+            log(LogRecord(.warning, .claimsFailed, "cannot answer claim requests", [("error", "\(error)")]))
         }
     }
 
     private func note(_ answer: Event, for request: Event) {
-        let verdict: String
+        let event: LogEvent
         switch SessionEvent.parse(answer.payload) {
-        case .claimGranted: verdict = "granted"
-        case .claimRefused(_, let holder): verdict = holder == nil ? "expired" : "refused"
+        case .claimGranted: event = .claimGranted
+        case .claimRefused(_, let holder): event = holder == nil ? .claimExpired : .claimRefused
         default: return
         }
         log(
             LogRecord(
-                .info, "claim \(verdict)",
+                .info, event, "claim \(event.rawValue.dropFirst("claim.".count))",
                 [
                     ("entity", "\(request.entityType)/\(request.entityID)"), ("requester", request.writer),
                     ("request", request.eventID.uuidString.lowercased()),

@@ -48,14 +48,14 @@ struct CatchUpProgress: Sendable {
         if remaining == 0 {
             self.startedAt = nil
             return LogRecord(
-                .info, "caught up",
+                .info, .caughtUp, "caught up",
                 [("peer", peer), ("received", "\(received)"), ("seconds", CatchUpProgress.seconds(elapsed))])
         }
         guard now - reportedAt >= CatchUpProgress.reportEveryMs, received > receivedWhenReported else { return nil }
         reportedAt = now
         receivedWhenReported = received
         return LogRecord(
-            .info, "catching up",
+            .info, .catchingUp, "catching up",
             [
                 ("peer", peer), ("received", "\(received)"), ("remaining", "\(remaining)"),
                 ("rate", CatchUpProgress.rate(received, overMs: elapsed)),

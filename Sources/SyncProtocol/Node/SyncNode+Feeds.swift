@@ -68,7 +68,7 @@ extension SyncNode {
         guard !fresh.isEmpty else { return [] }
         emit(
             LogRecord(
-                .info, "certificates learned from the log",
+                .info, .certificatesLearned, "certificates learned from the log",
                 [("replicas", fresh.map(\.replicaID).joined(separator: ","))]))
         return passOn(fresh, except: nil, now: now)
     }
@@ -113,7 +113,7 @@ extension SyncNode {
             guard foundHere || proof.proves(keys: feedKeys.keys(for: proof.feed)) else {
                 emit(
                     LogRecord(
-                        .warning, "ignored a fork proof that does not hold",
+                        .warning, .forkProofIgnored, "ignored a fork proof that does not hold",
                         [
                             ("feed", proof.feed.description),
                             ("peer", source.flatMap { sessions[$0]?.peer?.replicaID } ?? "?"),
@@ -124,7 +124,7 @@ extension SyncNode {
             fresh.append(proof)
             emit(
                 LogRecord(
-                    .warning, "fork: feed quarantined",
+                    .warning, .feedQuarantined, "fork: feed quarantined",
                     [
                         ("feed", proof.feed.description), ("seq", "\(proof.held.seq)"),
                         ("detail", "its origin signed two histories; no more of it is taken or served"),
@@ -160,8 +160,11 @@ extension SyncNode {
         let feeds = refused.keys.sorted().map { "\($0.replicaID)/\($0.scope)=\(refused[$0]!)" }.joined(separator: ",")
         emit(
             LogRecord(
-                .warning, "refused events outside their origin's write scopes",
-                [("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"), ("feeds", feeds)]))
+                .warning, .eventsRefused, "refused events outside their origin's write scopes",
+                [
+                    ("cause", "origin_scope"), ("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"),
+                    ("feeds", feeds),
+                ]))
         return kept
     }
 
@@ -173,8 +176,11 @@ extension SyncNode {
             refusals.note(run, from: peer, now: now)
             emit(
                 LogRecord(
-                    .warning, "refused unverifiable events",
-                    [("peer", peer), ("detail", run.description), ("fix", run.reason.remedy)]))
+                    .warning, .eventsRefused, "refused unverifiable events",
+                    [
+                        ("cause", "unverifiable"), ("peer", peer), ("detail", run.description),
+                        ("fix", run.reason.remedy),
+                    ]))
         }
         counters.eventsRejectedForked += report.refusedForked.values.reduce(0, +)
         counters.eventsRejectedRevoked += report.refusedRevoked

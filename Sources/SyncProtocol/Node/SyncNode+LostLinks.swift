@@ -43,7 +43,7 @@ extension SyncNode {
             guard head == wait.heldAt else { continue }
             emit(
                 LogRecord(
-                    .debug, "tree link lost, grafting",
+                    .debug, .linkGrafted, "tree link lost, grafting",
                     [("feed", feed.description), ("conn", "\(ahead)"), ("held", "\(head)")]))
             effects += perform(sessions[ahead]!.graft(feed.origin), on: ahead, now: now)
         }

@@ -51,16 +51,20 @@ extension SyncNode {
             counters.syncLatency.record(seconds: Double(lagMs) / 1_000)
         }
         for fork in report.forks {
-            emit(LogRecord(.warning, "fork quarantined", [("peer", peer), ("detail", fork.description)]))
+            emit(
+                LogRecord(.warning, .forkDetected, "fork quarantined", [("peer", peer), ("detail", fork.description)]))
         }
         for gap in report.gaps {
-            emit(LogRecord(.info, "gap rejected", [("peer", peer), ("detail", gap.description)]))
+            emit(LogRecord(.info, .gapRejected, "gap rejected", [("peer", peer), ("detail", gap.description)]))
         }
         for invalid in report.invalid {
-            emit(LogRecord(.warning, "invalid event quarantined", [("peer", peer), ("detail", invalid.description)]))
+            emit(
+                LogRecord(
+                    .warning, .eventQuarantined, "invalid event quarantined",
+                    [("peer", peer), ("detail", invalid.description)]))
         }
         for (origin, skew) in report.clockSkewMs.sorted(by: { $0.key < $1.key }) {
-            emit(LogRecord(.warning, "clock far ahead", [("origin", origin), ("ahead_ms", "\(skew)")]))
+            emit(LogRecord(.warning, .clockAhead, "clock far ahead", [("origin", origin), ("ahead_ms", "\(skew)")]))
             clockSkewMs[origin] = max(clockSkewMs[origin] ?? 0, skew)
         }
     }
@@ -73,9 +77,10 @@ extension SyncNode {
         let feeds = events.keys.sorted().map { "\($0.replicaID)/\($0.scope)=\(events[$0]!)" }.joined(separator: ",")
         emit(
             LogRecord(
-                .warning, "refused events outside the peer's write scopes",
+                .warning, .eventsRefused, "refused events outside the peer's write scopes",
                 [
-                    ("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"), ("events", "\(total)"),
+                    ("cause", "peer_scope"), ("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"),
+                    ("events", "\(total)"),
                     ("feeds", feeds),
                 ]))
     }

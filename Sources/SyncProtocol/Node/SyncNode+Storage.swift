@@ -119,7 +119,10 @@ extension SyncNode {
         switch outcome {
         case .failure(let failure):
             // The storage shell logs the failure itself (a fault once, as it degrades).
-            emit(LogRecord(.debug, "cannot store events", [("peer", peer), ("error", failure.message)]))
+            emit(
+                LogRecord(
+                    .debug, .storageFailed, "cannot store events",
+                    [("while", "store"), ("peer", peer), ("error", failure.message)]))
             storage.connections[id]!.storeParked = true
             scheduleRetry(now: now)
             return []
@@ -198,7 +201,10 @@ extension SyncNode {
         switch outcome {
         case .failure(let failure):
             let peer = sessions[id]?.peer?.replicaID ?? "?"
-            emit(LogRecord(.debug, "cannot read events", [("peer", peer), ("error", failure.message)]))
+            emit(
+                LogRecord(
+                    .debug, .storageFailed, "cannot read events",
+                    [("while", "read"), ("peer", peer), ("error", failure.message)]))
             storage.connections[id]!.readParked = true
             scheduleRetry(now: now)
             return []
@@ -214,7 +220,9 @@ extension SyncNode {
         storage.hashing = false
         switch outcome {
         case .failure(let failure):
-            emit(LogRecord(.debug, "cannot hash the state", [("error", failure.message)]))
+            emit(
+                LogRecord(
+                    .debug, .storageFailed, "cannot hash the state", [("while", "hash"), ("error", failure.message)]))
             storage.hashAgainAt = now + configuration.storageRetryMs
             return []
         case .success(let report):
@@ -264,7 +272,10 @@ extension SyncNode {
     public mutating func forksFound(_ outcome: Result<[ForkProof], StorageFailure>, now: Milliseconds) -> [Effect] {
         switch outcome {
         case .failure(let failure):
-            emit(LogRecord(.debug, "cannot compare heads", [("error", failure.message)]))
+            emit(
+                LogRecord(
+                    .debug, .storageFailed, "cannot compare heads",
+                    [("while", "compare_heads"), ("error", failure.message)]))
             return []
         case .success(let proofs):
             return learn(proofs, from: nil, foundHere: true, now: now)
@@ -280,7 +291,7 @@ extension SyncNode {
         let heads = (localState?.heads ?? []).filter { $0.signature != nil && session.mayRead($0.feed) }
         emit(
             LogRecord(
-                .warning, "fork: same cursor, different state",
+                .warning, .stateDiverged, "fork: same cursor, different state",
                 [
                     ("peer", peer),
                     (

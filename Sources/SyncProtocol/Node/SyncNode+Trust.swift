@@ -14,7 +14,10 @@ extension SyncNode {
     /// are ignored: nothing vouches for them.
     public mutating func learn(_ learned: [Revocation], from source: ConnectionID?, now: Milliseconds) -> [Effect] {
         guard configuration.session.trust.adminKey != nil else {
-            emit(LogRecord(.debug, "ignored revocations: this replica has no certificate", []))
+            emit(
+                LogRecord(
+                    .debug, .revocationIgnored, "ignored revocations: this replica has no certificate",
+                    [("cause", "no_certificate")]))
             return []
         }
         var fresh: [Revocation] = []
@@ -22,7 +25,7 @@ extension SyncNode {
             fresh.append(revocation)
             emit(
                 LogRecord(
-                    .warning, "replica revoked",
+                    .warning, .replicaRevoked, "replica revoked",
                     [("replica", revocation.replicaID), ("revoked_at", IdentityError.time(revocation.revokedMs))]))
         }
         guard !fresh.isEmpty else { return [] }
@@ -49,8 +52,11 @@ extension SyncNode {
         guard revocation.adminKey == configuration.session.trust.adminKey else {
             emit(
                 LogRecord(
-                    .warning, "ignored a revocation signed by another admin key",
-                    [("replica", revocation.replicaID), ("admin_key", Hex.string(revocation.adminKey))]))
+                    .warning, .revocationIgnored, "ignored a revocation signed by another admin key",
+                    [
+                        ("cause", "foreign_admin_key"), ("replica", revocation.replicaID),
+                        ("admin_key", Hex.string(revocation.adminKey)),
+                    ]))
             return false
         }
         revoked[revocation.replicaID] = revocation
@@ -101,8 +107,11 @@ extension SyncNode {
             counters.eventsRejectedRevoked += refused
             emit(
                 LogRecord(
-                    .warning, "refused events of revoked replicas",
-                    [("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"), ("events", "\(refused)")]))
+                    .warning, .eventsRefused, "refused events of revoked replicas",
+                    [
+                        ("cause", "revoked"), ("conn", "\(id)"), ("peer", sessions[id]?.peer?.replicaID ?? "?"),
+                        ("events", "\(refused)"),
+                    ]))
         }
         return kept
     }

@@ -168,7 +168,7 @@ public struct SyncNode: Sendable {
     }
 
     public mutating func dialFailed(_ address: PeerAddress, reason: String, now: Milliseconds) {
-        emit(LogRecord(.debug, "dial failed", [("addr", address.description), ("reason", reason)]))
+        emit(LogRecord(.debug, .dialFailed, "dial failed", [("addr", address.description), ("reason", reason)]))
         manager.dialFailed(address, reason: reason, now: now)
     }
 
@@ -320,7 +320,7 @@ public struct SyncNode: Sendable {
             case .identified(let hello):
                 emit(
                     LogRecord(
-                        .info, "peer identified",
+                        .info, .peerIdentified, "peer identified",
                         [("conn", "\(id)"), ("peer", hello.replicaID), ("role", "\(hello.role)")]))
                 let directives = manager.identified(id, replicaID: hello.replicaID, role: hello.role, now: now)
                 noteTopology()
@@ -383,14 +383,14 @@ public struct SyncNode: Sendable {
         loggedHubState = state
         switch state {
         case .relayLost(let since, let fallbackAt):
-            emit(LogRecord(.info, "every relay is gone", [("fallback_in_ms", "\(fallbackAt - since)")]))
+            emit(LogRecord(.info, .relayGone, "every relay is gone", [("fallback_in_ms", "\(fallbackAt - since)")]))
         case .mesh, .hub:
             guard previous != nil || state == .hub else { return }
             if previous?.topology == state.topology {
                 // Back from relayLost in time: the node never left the hub.
-                emit(LogRecord(.info, "a relay is back", [("topology", state.topology.rawValue)]))
+                emit(LogRecord(.info, .relayBack, "a relay is back", [("topology", state.topology.rawValue)]))
             } else {
-                emit(LogRecord(.info, "topology changed", [("topology", state.topology.rawValue)]))
+                emit(LogRecord(.info, .topologyChanged, "topology changed", [("topology", state.topology.rawValue)]))
             }
         }
     }

@@ -6,19 +6,20 @@
 public struct HandshakeFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// What kind of failure, for a shell that reacts differently (a key
     /// mismatch will not heal by retrying soon; a dropped frame may).
-    public enum Kind: Sendable, Equatable {
+    /// The raw value is the `cause` of a `connection.refused` log event.
+    public enum Kind: String, Sendable, Equatable {
         /// The peer speaks another protocol version.
-        case incompatibleVersion
+        case incompatibleVersion = "incompatible_version"
         /// The peer does not hold this cluster's key.
-        case clusterKeyMismatch
+        case clusterKeyMismatch = "cluster_key_mismatch"
         /// A handshake frame of the wrong size or shape.
-        case malformedFrame
+        case malformedFrame = "malformed_frame"
         /// A frame that does not belong in the current state.
-        case unexpectedFrame
+        case unexpectedFrame = "unexpected_frame"
         /// The peer's ephemeral public key is unusable (a low-order point).
-        case invalidPublicKey
+        case invalidPublicKey = "invalid_public_key"
         /// The peer sent a `.reject` frame.
-        case refusedByPeer
+        case refusedByPeer = "refused_by_peer"
         /// The shell called the machine out of order.
         case misuse
     }

@@ -1,0 +1,122 @@
+/// What a log record reports, by a stable name: `event=peer.identified` in
+/// the log line. Tests, scripts and log pipelines key on the name and the
+/// record's fields; the human-readable `msg` may change freely.
+/// docs/operations.md "Log events" lists every name with its fields.
+public enum LogEvent: String, Sendable, Hashable, CaseIterable {
+    // MARK: The daemon's lifecycle
+
+    /// The replica runs: its id, role, addresses and peer count.
+    case replicaRunning = "replica.running"
+    /// A stop began (`signal`).
+    case shutdownStarted = "shutdown.started"
+    /// A service of the daemon stopped (`service`).
+    case serviceStopped = "service.stopped"
+    /// A service of the daemon failed (`service`, `error`).
+    case serviceFailed = "service.failed"
+    /// The stop overran its deadline; work was abandoned.
+    case shutdownOverdue = "shutdown.overdue"
+    /// The daemon stopped.
+    case replicaStopped = "replica.stopped"
+
+    // MARK: Connections
+
+    /// The gossip port is open (`addr`).
+    case listening = "listening"
+    /// The listen socket cannot be watched or accept failed (`error`).
+    case listenerFailed = "listener.failed"
+    /// A peer was discovered (`peer`, `addr`, `via`).
+    case peerDiscovered = "peer.discovered"
+    /// A discovered peer is gone (`peer`).
+    case peerWithdrawn = "peer.withdrawn"
+    /// What mDNS discovery noticed: Avahi gone or back, a name conflict (`component`).
+    case discoveryNotice = "discovery.notice"
+    /// A dial failed (`addr`, `reason`).
+    case dialFailed = "dial.failed"
+    /// A connection finished its handshake (`conn`, `remote`).
+    case connectionEstablished = "connection.established"
+    /// A stranger was turned away before its session (`conn`, `remote`, `kind`, `reason`).
+    case connectionRefused = "connection.refused"
+    /// A summary of refusals of one kind over an interval (`kind`, `count`).
+    case connectionsRefused = "connections.refused"
+    /// An established connection closed (`conn`, `remote`, `reason`).
+    case connectionClosed = "connection.closed"
+    /// A frame could not be sent (`conn`, `error`).
+    case sendFailed = "send.failed"
+    /// A peer's hello was accepted (`peer`, `role`, `conn`).
+    case peerIdentified = "peer.identified"
+
+    // MARK: Sync
+
+    /// A catch-up is under way (`peer`, `received`, `remaining`).
+    case catchingUp = "catch_up.progress"
+    /// A catch-up finished (`peer`, `events`).
+    case caughtUp = "catch_up.done"
+    /// The node's topology changed (`topology`).
+    case topologyChanged = "topology.changed"
+    /// The last relay is gone; the mesh follows after a grace (`fallback_in_ms`).
+    case relayGone = "relay.gone"
+    /// A relay is connected again.
+    case relayBack = "relay.back"
+    /// A pruned link lost its tree link and is grafted (`feed`, `conn`).
+    case linkGrafted = "link.grafted"
+    /// A batch had a gap and was rejected (`peer`, `detail`).
+    case gapRejected = "gap.rejected"
+    /// An event failed validation and was quarantined (`peer`, `detail`).
+    case eventQuarantined = "event.quarantined"
+    /// An origin's clock runs far ahead of this replica's (`origin`, `ahead_ms`).
+    case clockAhead = "clock.ahead"
+    /// Events were refused (`cause`: `unverifiable`, `origin_scope`, `peer_scope` or `revoked`).
+    case eventsRefused = "events.refused"
+    /// A peer sent an event that forks a feed this replica holds; it is quarantined (`peer`, `detail`).
+    case forkDetected = "fork.detected"
+    /// Two histories of one feed: the feed is quarantined (`feed`, `peer`, `detail`).
+    case feedQuarantined = "feed.quarantined"
+    /// A fork proof that does not hold was ignored (`peer`).
+    case forkProofIgnored = "fork_proof.ignored"
+    /// Same cursor, different state with a peer (`peer`).
+    case stateDiverged = "state.diverged"
+    /// Certificates stored by another process reached the node (`count`).
+    case certificatesLearned = "certificates.learned"
+
+    // MARK: Identity
+
+    /// A replica's revocation was accepted (`replica`, `revoked_at`).
+    case replicaRevoked = "replica.revoked"
+    /// A revocation was ignored (`cause`: `no_certificate` or `foreign_admin_key`).
+    case revocationIgnored = "revocation.ignored"
+    /// Revocations could not be stored; they hold until a restart (`error`).
+    case revocationsUnstored = "revocations.unstored"
+    /// This replica's own certificate has expired (`expired_at`).
+    case certificateExpired = "certificate.expired"
+
+    // MARK: Storage
+
+    /// The database failed in a way that degrades the replica (`while`, `fault`).
+    case storageDegraded = "storage.degraded"
+    /// A degraded database works again (`fault`).
+    case storageRecovered = "storage.recovered"
+    /// A storage operation failed without degrading the replica (`while`, `error`).
+    case storageFailed = "storage.failed"
+
+    // MARK: Claims
+
+    /// A relay granted a claim (`entity`, `requester`, `request`).
+    case claimGranted = "claim.granted"
+    /// A relay refused a claim: the entity is held (`entity`, `requester`, `request`).
+    case claimRefused = "claim.refused"
+    /// A relay refused a claim nobody answered in time (`entity`, `requester`, `request`).
+    case claimExpired = "claim.expired"
+    /// Claim requests could not be answered (`error`).
+    case claimsFailed = "claims.failed"
+
+    // MARK: HTTP
+
+    /// A request was answered (`method`, `path`, `status`, `ms`).
+    case httpRequest = "http.request"
+    /// A request failed inside the daemon (`method`, `path`, `error`).
+    case httpRequestFailed = "http.request_failed"
+    /// A streamed response ended with an error (`path`, `error`).
+    case httpStreamFailed = "http.stream_failed"
+    /// The descriptor limit allows fewer HTTP connections than wanted (`wanted`, `connections`).
+    case httpDescriptorsLow = "http.descriptors_low"
+}
