@@ -61,7 +61,7 @@ public final class OutputCapture: @unchecked Sendable {
     /// when the pipe ended or `timeout` passed first without it.
     ///
     /// ```swift
-    /// let logged = child.stderr.wait(timeout: .seconds(30)) { lines in lines.contains { $0.contains("peer identified") } }
+    /// let ready = child.stdout.wait(timeout: .seconds(30)) { lines in lines.contains { $0.hasPrefix("listening on ") } }
     /// ```
     public func wait(timeout: Duration, until condition: ([String]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout.timeInterval)

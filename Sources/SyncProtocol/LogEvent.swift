@@ -5,7 +5,7 @@
 public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     // MARK: The daemon's lifecycle
 
-    /// The replica runs: its id, role, addresses and peer count.
+    /// The replica runs (`replica`, `cluster`, `role`, `topology`, `peers`, `http`).
     case replicaRunning = "replica.running"
     /// A stop began (`signal`).
     case shutdownStarted = "shutdown.started"
@@ -13,7 +13,7 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case serviceStopped = "service.stopped"
     /// A service of the daemon failed (`service`, `error`).
     case serviceFailed = "service.failed"
-    /// The stop overran its deadline; work was abandoned.
+    /// The stop overran its deadline; work was abandoned (`waiting_for`).
     case shutdownOverdue = "shutdown.overdue"
     /// The daemon stopped.
     case replicaStopped = "replica.stopped"
@@ -24,19 +24,20 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case listening = "listening"
     /// The listen socket cannot be watched or accept failed (`error`).
     case listenerFailed = "listener.failed"
-    /// A peer was discovered (`peer`, `addr`, `via`).
+    /// mDNS found a peer (`peer`, `addr`, `role`).
     case peerDiscovered = "peer.discovered"
-    /// A discovered peer is gone (`peer`).
+    /// mDNS withdrew a peer (`peer`, `addr`).
     case peerWithdrawn = "peer.withdrawn"
     /// What mDNS discovery noticed: Avahi gone or back, a name conflict (`component`).
     case discoveryNotice = "discovery.notice"
     /// A dial failed (`addr`, `reason`).
     case dialFailed = "dial.failed"
-    /// A connection finished its handshake (`conn`, `remote`).
+    /// A connection finished its handshake (`conn`, `remote`, `dialed`).
     case connectionEstablished = "connection.established"
-    /// A stranger was turned away before its session (`conn`, `remote`, `kind`, `reason`).
+    /// A stranger was turned away before its session (`kind`, `conn`, `remote`, `reason`, and `cause`
+    /// for a failed handshake: `cluster_key_mismatch`, `incompatible_version`, `refused_by_peer`, …).
     case connectionRefused = "connection.refused"
-    /// A summary of refusals of one kind over an interval (`kind`, `count`).
+    /// A summary of refusals of one kind over an interval (`kind`, `count`, `seconds`, `last_reason`).
     case connectionsRefused = "connections.refused"
     /// An established connection closed (`conn`, `remote`, `reason`).
     case connectionClosed = "connection.closed"
@@ -47,9 +48,9 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
 
     // MARK: Sync
 
-    /// A catch-up is under way (`peer`, `received`, `remaining`).
+    /// A catch-up is under way, at most once a second (`peer`, `received`, `remaining`, `rate`).
     case catchingUp = "catch_up.progress"
-    /// A catch-up finished (`peer`, `events`).
+    /// A catch-up finished (`peer`, `received`, `seconds`).
     case caughtUp = "catch_up.done"
     /// The node's topology changed (`topology`).
     case topologyChanged = "topology.changed"
@@ -57,7 +58,7 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case relayGone = "relay.gone"
     /// A relay is connected again.
     case relayBack = "relay.back"
-    /// A pruned link lost its tree link and is grafted (`feed`, `conn`).
+    /// A pruned link lost its tree link and is grafted (`feed`, `conn`, `held`).
     case linkGrafted = "link.grafted"
     /// A batch had a gap and was rejected (`peer`, `detail`).
     case gapRejected = "gap.rejected"
@@ -65,28 +66,29 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case eventQuarantined = "event.quarantined"
     /// An origin's clock runs far ahead of this replica's (`origin`, `ahead_ms`).
     case clockAhead = "clock.ahead"
-    /// Events were refused (`cause`: `unverifiable`, `origin_scope`, `peer_scope` or `revoked`).
+    /// Events were refused (`cause`: `unverifiable`, `origin_scope`, `peer_scope` or `revoked`; `peer`, and
+    /// `feeds`, `events` or `detail` and `fix`).
     case eventsRefused = "events.refused"
     /// A peer sent an event that forks a feed this replica holds; it is quarantined (`peer`, `detail`).
     case forkDetected = "fork.detected"
-    /// Two histories of one feed: the feed is quarantined (`feed`, `peer`, `detail`).
+    /// Two histories of one feed: the feed is quarantined (`feed`, `seq`, `detail`).
     case feedQuarantined = "feed.quarantined"
-    /// A fork proof that does not hold was ignored (`peer`).
+    /// A fork proof that does not hold was ignored (`feed`, `peer`).
     case forkProofIgnored = "fork_proof.ignored"
-    /// Same cursor, different state with a peer (`peer`).
+    /// Same cursor, different state with a peer (`peer`, `detail`).
     case stateDiverged = "state.diverged"
-    /// Certificates stored by another process reached the node (`count`).
+    /// Certificates stored by another process reached the node (`replicas`).
     case certificatesLearned = "certificates.learned"
 
     // MARK: Identity
 
     /// A replica's revocation was accepted (`replica`, `revoked_at`).
     case replicaRevoked = "replica.revoked"
-    /// A revocation was ignored (`cause`: `no_certificate` or `foreign_admin_key`).
+    /// A revocation was ignored (`cause`: `no_certificate` or `foreign_admin_key`; `replica`, `admin_key`).
     case revocationIgnored = "revocation.ignored"
     /// Revocations could not be stored; they hold until a restart (`error`).
     case revocationsUnstored = "revocations.unstored"
-    /// This replica's own certificate has expired (`expired_at`).
+    /// This replica's own certificate has expired (`reason`).
     case certificateExpired = "certificate.expired"
 
     // MARK: Storage
@@ -111,11 +113,11 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
 
     // MARK: HTTP
 
-    /// A request was answered (`method`, `path`, `status`, `ms`).
+    /// A request was answered, at debug level (`method`, `path`, `status`).
     case httpRequest = "http.request"
-    /// A request failed inside the daemon (`method`, `path`, `error`).
+    /// A request failed inside the daemon: a 5xx (`method`, `path`, `status`, `error`).
     case httpRequestFailed = "http.request_failed"
-    /// A streamed response ended with an error (`path`, `error`).
+    /// A streamed response ended with an error (`error`).
     case httpStreamFailed = "http.stream_failed"
     /// The descriptor limit allows fewer HTTP connections than wanted (`wanted`, `connections`).
     case httpDescriptorsLow = "http.descriptors_low"

@@ -13,7 +13,7 @@ import Testing
         mesh.msPerMessage = 200
         mesh.connect("a", "b")
         #expect(mesh["b"].node.cursor == mesh["a"].node.cursor)
-        let progress = mesh.records("catching up", of: "b")
+        let progress = mesh.records(.catchingUp, of: "b")
         #expect(!progress.isEmpty)
         for record in progress {
             let fields = Dictionary(uniqueKeysWithValues: record.fields)
@@ -21,9 +21,9 @@ import Testing
             #expect(Int(fields["received"] ?? "") ?? 0 > 0 && Int(fields["remaining"] ?? "") ?? 0 > 0)
             #expect(fields["rate"]?.hasSuffix("/s") == true)
         }
-        let done = mesh.records("caught up", of: "b")
+        let done = mesh.records(.caughtUp, of: "b")
         #expect(done.count == 1)
         #expect(done.first.map { Dictionary(uniqueKeysWithValues: $0.fields)["received"] } == "30")
-        #expect(mesh.records("caught up", of: "a").isEmpty, "a had nothing to receive")
+        #expect(mesh.records(.caughtUp, of: "a").isEmpty, "a had nothing to receive")
     }
 }

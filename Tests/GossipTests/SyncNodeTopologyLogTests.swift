@@ -10,23 +10,23 @@ import Testing
             if configuration.hello.replicaID == "r" { configuration.hello.role = .relay }
         }
         func changes() -> [String] {
-            mesh.records("topology changed", of: "a").compactMap { $0.fields.first { $0.0 == "topology" }?.1 }
+            mesh.records(.topologyChanged, of: "a").compactMap { $0.fields.first { $0.0 == "topology" }?.1 }
         }
         mesh.connect("a", "r")
         #expect(changes() == ["hub"])
 
         mesh.disconnect("a", "r")
-        #expect(mesh.records("every relay is gone", of: "a").count == 1)
+        #expect(mesh.records(.relayGone, of: "a").count == 1)
         mesh.now += 1_000
         mesh.connect("a", "r")
-        #expect(mesh.records("a relay is back", of: "a").count == 1)
+        #expect(mesh.records(.relayBack, of: "a").count == 1)
         #expect(changes() == ["hub"], "the node never left the hub")
 
         mesh.disconnect("a", "r")
         mesh.now += 3_000
         mesh.tick()
         #expect(changes() == ["hub", "mesh"])
-        #expect(mesh.records("every relay is gone", of: "a").count == 2)
+        #expect(mesh.records(.relayGone, of: "a").count == 2)
     }
 
     @Test func aReplicaAddressNotDialedInTheHubShowsNoRedial() throws {

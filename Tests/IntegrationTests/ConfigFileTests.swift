@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -41,17 +42,9 @@ struct ConfigFileTests {
             sourceLocation: sourceLocation)
     }
 
-    /// Waits until a log line of `child` contains every one of `parts`.
-    func waitForLog(_ child: ChildProcess, _ parts: String...) -> Bool {
-        child.stderr.wait(timeout: .seconds(30)) { lines in
-            lines.contains { line in parts.allSatisfy { line.contains($0) } }
-        }
-    }
-
-    /// The `addr=` of every `dial failed` log line of `child`.
-    func dialFailures(_ child: ChildProcess) -> Set<Substring> {
-        let lines = child.stderr.lines.filter { $0.contains("msg=\"dial failed\"") }
-        return Set(lines.flatMap { $0.split(separator: " ").filter { $0.hasPrefix("addr=") } })
+    /// The `addr` of every `dial.failed` event of `child`.
+    func dialFailures(_ child: ChildProcess) -> Set<String> {
+        Set(child.stderr.events(.dialFailed).compactMap { $0["addr"] })
     }
 
     @Test("a config file in the data directory sets the listen address, mDNS off, the log level and the peers")
@@ -71,11 +64,11 @@ struct ConfigFileTests {
 
         let b = try run("b")
         #expect(try listening(b).hasPrefix("listening on 127.0.0.1:"))
-        #expect(waitForLog(b, "peer identified"), "b never met a\n\(b.stderr.text)")
+        #expect(b.stderr.waitForEvent(.peerIdentified), "b never met a\n\(b.stderr.text)")
         #expect(
-            Poll.until(timeout: .seconds(30)) { dialFailures(b).contains("addr=127.0.0.1:1") },
+            Poll.until(timeout: .seconds(30)) { dialFailures(b).contains("127.0.0.1:1") },
             "no debug line about the dead peer\n\(b.stderr.text)")
-        #expect(waitForLog(b, "replica running", "peers=2"), "\(b.stderr.text)")
+        #expect(b.stderr.waitForEvent(.replicaRunning, ["peers": "2"]), "\(b.stderr.text)")
         #expect(!b.stderr.text.contains("component=mdns"), "mDNS ran despite no-mdns = true\n\(b.stderr.text)")
         let ended = try b.stop(with: SIGTERM)
         #expect(ended.reason == .exit && ended.status == 0, "\(ended)\n\(b.stderr.text)")
@@ -98,8 +91,8 @@ struct ConfigFileTests {
             "b",
             ["--config", temp.path("elsewhere.conf"), "--log-level", "debug", "--peer", a.address, "--http", "off"])
         #expect(try listening(b).hasPrefix("listening on 127.0.0.1:"))
-        #expect(waitForLog(b, "peer identified"), "b never met a\n\(b.stderr.text)")
-        #expect(waitForLog(b, "replica running", "peers=1"), "\(b.stderr.text)")
+        #expect(b.stderr.waitForEvent(.peerIdentified), "b never met a\n\(b.stderr.text)")
+        #expect(b.stderr.waitForEvent(.replicaRunning, ["peers": "1"]), "\(b.stderr.text)")
         #expect(dialFailures(b).isEmpty, "a peer of the file was dialed\n\(b.stderr.text)")
         let ended = try b.stop(with: SIGTERM)
         #expect(ended.reason == .exit && ended.status == 0, "\(ended)\n\(b.stderr.text)")

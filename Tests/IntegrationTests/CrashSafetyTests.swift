@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import SyncProtocol
 import TestSupport
 import Testing
 

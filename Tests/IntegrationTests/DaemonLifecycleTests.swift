@@ -2,6 +2,7 @@ import DaemonClient
 import Foundation
 import Glibc
 import Replica
+import SyncProtocol
 import Synchronization
 import TestSupport
 import Testing
@@ -23,7 +24,7 @@ struct DaemonLifecycleTests {
 
     func cluster(_ first: String, _ others: String...) throws { try temp.cluster(first, others) }
 
-    /// `peerd run` on `dir`, once it has logged "replica running": `Daemon.start` returns at
+    /// `peerd run` on `dir`, once it has logged `replica.running`: `Daemon.start` returns at
     /// `http on`, before the daemon handles SIGTERM (see `sigtermRightAfterStart`), and a test
     /// that stops a daemon soon after starting it must not trip over that.
     func run(
@@ -31,7 +32,7 @@ struct DaemonLifecycleTests {
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> Daemon {
         let daemon = try Daemon.start(data: self.dir(dir), peers: peers, logLevel: logLevel)
-        try #require(daemon.waitForLog("replica running"), "\(daemon.stderr)", sourceLocation: sourceLocation)
+        try #require(daemon.waitForEvent(.replicaRunning), "\(daemon.stderr)", sourceLocation: sourceLocation)
         return daemon
     }
 
@@ -71,7 +72,7 @@ struct DaemonLifecycleTests {
         }
 
         #expect(try first.stop() == 0, "a: \(first.stderr)")
-        #expect(first.logLines(containing: "shutdown took too long").isEmpty, "a: \(first.stderr)")
+        #expect(first.events(.shutdownOverdue).isEmpty, "a: \(first.stderr)")
         expectEnd(stream, "the change stream after SIGTERM")
 
         // Two events written while no daemon runs: straight into the files.
@@ -115,7 +116,7 @@ struct DaemonLifecycleTests {
         try cluster("a", "b")
         let daemon = try run("a", logLevel: "info")
         let peer = try run("b", peers: [daemon.address], logLevel: "info")
-        #expect(daemon.waitForLog("peer identified"), "a: \(daemon.stderr)")
+        #expect(daemon.waitForEvent(.peerIdentified), "a: \(daemon.stderr)")
         let endpoint = try api(daemon)
 
         let load = WriteLoad()
@@ -138,8 +139,8 @@ struct DaemonLifecycleTests {
 
         #expect(try exit.get() == 0, "a: \(daemon.stderr)")
         #expect(took < .seconds(5), "stopped in \(took)")
-        #expect(daemon.logLines(containing: "msg=stopped").count == 1, "a: \(daemon.stderr)")
-        #expect(daemon.logLines(containing: "shutdown took too long").isEmpty)
+        #expect(daemon.events(.replicaStopped).count == 1, "a: \(daemon.stderr)")
+        #expect(daemon.events(.shutdownOverdue).isEmpty)
         let outcomes = load.outcomes
         #expect(outcomes.unexpected.isEmpty, "\(outcomes.unexpected.prefix(20))")
         #expect(!outcomes.afterStop.isEmpty, "requests were made after the stop")

@@ -1,6 +1,7 @@
 import DaemonClient
 import Foundation
 import Glibc
+import SyncProtocol
 import Synchronization
 import TestSupport
 import Testing
@@ -96,16 +97,16 @@ struct GossipAdmissionTests {
         #expect(try Self.refused("too_many_from_host", api) == 34 + 1_000)
 
         // One line per kind, then one summary per kind when its interval ends.
-        let refusals = a.logLines(containing: #"msg="connection refused""#)
+        let refusals = a.events(.connectionRefused)
         #expect(refusals.count <= 3, "\(refusals.count) refusal lines: \(refusals.prefix(5))")
         let summarized = Poll.until(timeout: .seconds(15)) {
-            a.logLines(containing: #"msg="connections refused""#, "kind=too_many_from_host", "count=1033").count == 1
+            a.events(.connectionsRefused, ["kind": "too_many_from_host", "count": "1033"]).count == 1
         }
-        #expect(summarized, "\(a.logLines(containing: "connections refused"))")
+        #expect(summarized, "\(a.events(.connectionsRefused).map(\.line))")
 
         live.append(try liveWrite(a, b, name: "after"))
         #expect(live.allSatisfy { $0 < .seconds(2) }, "live writes kept reaching b: \(live)")
-        #expect(a.logLines(containing: "peer identified").count == 1, "b's connection lasted throughout")
+        #expect(a.events(.peerIdentified).count == 1, "b's connection lasted throughout")
         #expect(try a.stop() == 0, "\(a.stderr)")
         #expect(try b.stop() == 0)
     }
@@ -128,19 +129,20 @@ struct GossipAdmissionTests {
         var strangers: [RawConnection] = []
         for _ in 0..<60 { if let connection = try? RawConnection(port: d.port) { strangers.append(connection) } }
         let exhausted = Poll.until(timeout: .seconds(30)) {
-            !d.logLines(containing: #"msg="cannot accept connections""#).isEmpty
+            !d.events(.listenerFailed).isEmpty
         }
         #expect(exhausted, "d ran out of descriptors:\n\(d.stderr)")
         strangers.removeAll()
 
         let e = try Daemon.start(data: temp.url("e"), peers: [d.address], logLevel: "info")
-        #expect(e.waitForLog("peer identified"), "e reached d once descriptors were free:\n\(d.stderr)")
+        #expect(e.waitForEvent(.peerIdentified), "e reached d once descriptors were free:\n\(d.stderr)")
         // Accepting failed every 250 ms while the strangers held the
         // descriptors, yet the log says so once per 10 s interval.
         let intervals = Int((ContinuousClock.now - started) / .seconds(10)) + 1
-        let lines = d.logLines(containing: #"msg="cannot accept connections""#)
-        #expect(!lines.isEmpty && lines.count <= intervals, "logged once per interval, not per attempt: \(lines)")
-        #expect(lines.first?.contains("Too many open files") == true)
+        let failures = d.events(.listenerFailed)
+        #expect(
+            !failures.isEmpty && failures.count <= intervals, "logged once per interval, not per attempt: \(failures)")
+        #expect(failures.first?["error"]?.contains("Too many open files") == true)
         #expect(try d.stop() == 0, "\(d.stderr)")
         #expect(try e.stop() == 0)
     }

@@ -3,6 +3,7 @@ import Foundation
 import Gossip
 import PeerNet
 import Replica
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -47,7 +48,7 @@ struct HTTPAPITests {
         defer { _ = try? daemon.stop() }
         #expect(try json(try api.request("GET", "/health"))["status"]?.stringValue == "ok")
         // Each request is logged at debug level.
-        #expect(daemon.waitForLog("msg=\"http request\"", "method=GET", "path=/health", "status=200"))
+        #expect(daemon.waitForEvent(.httpRequest, ["method": "GET", "path": "/health", "status": "200"]))
 
         let created = try create(api, "Bolts", 5)
         let id = try #require(created["entity_id"]?.stringValue)

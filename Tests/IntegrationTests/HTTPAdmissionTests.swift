@@ -1,6 +1,7 @@
 import DaemonClient
 import Foundation
 import Glibc
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -18,7 +19,7 @@ struct HTTPAdmissionTests {
         let created = try Executables.peerd(["init"], data: temp.url(name))
         try #require(created.status == 0, "peerd init: \(created.stderr)")
         let daemon = try Daemon.start(data: temp.url(name), logLevel: "info")
-        try #require(daemon.waitForLog("replica running"), "\(daemon.stderr)")
+        try #require(daemon.waitForEvent(.replicaRunning), "\(daemon.stderr)")
         return (daemon, try #require(daemon.api))
     }
 
@@ -106,7 +107,7 @@ struct HTTPAdmissionTests {
         let took = try seconds { exit = try daemon.stop(timeout: .seconds(5)) }
         #expect(exit == 0, "\(daemon.stderr)")
         #expect(took < 5, "stopped in \(took) s")
-        #expect(daemon.logLines(containing: "shutdown took too long").isEmpty)
+        #expect(daemon.events(.shutdownOverdue).isEmpty)
         for (index, stream) in streams.enumerated() { expectEnd(stream, "stream \(index) after SIGTERM") }
     }
 

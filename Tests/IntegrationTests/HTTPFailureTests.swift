@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import PeerNet
 import Replica
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -92,7 +93,9 @@ struct HTTPFailureTests {
             return
         }
         #expect(error is DaemonClientError && "\(error)".contains("cut off"), "\(error)")
-        #expect(daemon.waitForLog("msg=\"http stream failed\"", "malformed event_id"), "\(daemon.stderr)")
+        #expect(
+            daemon.waitForEvent(.httpStreamFailed) { $0["error"]?.contains("malformed event_id") == true },
+            "\(daemon.stderr)")
 
         // Repaired, the same request reads every event: the daemon served on.
         _ = try sqlite("UPDATE events SET event_id = X'\(eventID)' WHERE local_offset = 1500")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Replica
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -146,22 +147,22 @@ struct HostileInputTests {
     @discardableResult
     func attackAndCheck(_ attack: Attack, _ daemon: Daemon, lastLoggedAgo: Duration? = nil) throws -> Bool {
         let before = try ReplicaStatus.of(daemon.data)
-        let refusalsBefore = daemon.logLines(containing: #"msg="connection refused""#).count
+        let refusalsBefore = daemon.events(.connectionRefused).count
         let countedBefore = try refusals(attack.kind, daemon)
 
         let answer = try perform(attack, port: daemon.port)
 
         let counted = try Poll.until(timeout: .seconds(30)) { try refusals(attack.kind, daemon) == countedBefore + 1 }
         #expect(counted, "\(attack): not counted as refused (\(attack.kind))")
-        var lines: ArraySlice<String> {
-            daemon.logLines(containing: #"msg="connection refused""#).dropFirst(refusalsBefore)
-        }
+        var logged: ArraySlice<LogRecord> { daemon.events(.connectionRefused).dropFirst(refusalsBefore) }
         // The daemon logs a kind once per 10 s and counts the rest (a margin either side).
         if lastLoggedAgo.map({ $0 > .seconds(11) }) ?? true {
-            let logged = Poll.until(timeout: .seconds(10)) { lines.contains { $0.contains(attack.reason) } }
-            #expect(logged, "\(attack): no refusal saying \"\(attack.reason)\" in the log:\n\(daemon.stderr)")
+            let found = Poll.until(timeout: .seconds(10)) {
+                logged.contains { $0["kind"] == attack.kind && $0["reason"]?.contains(attack.reason) == true }
+            }
+            #expect(found, "\(attack): no refusal saying \"\(attack.reason)\" in the log:\n\(daemon.stderr)")
         } else if lastLoggedAgo! < .seconds(9) {
-            #expect(lines.isEmpty, "\(attack): a second refusal of its kind within the interval is only counted")
+            #expect(logged.isEmpty, "\(attack): a second refusal of its kind within the interval is only counted")
         }
         #expect(daemon.isRunning, "\(attack): the daemon is still running")
         #expect(try ReplicaStatus.of(daemon.data) == before, "\(attack): the daemon's data is unchanged")
@@ -174,7 +175,7 @@ struct HostileInputTests {
             let text = String(decoding: answer.dropFirst(5), as: UTF8.self)
             #expect(text.contains("\(Self.wrongVersion)") && text.contains("speaks \(Self.daemonVersion)"), "\(text)")
         }
-        return !lines.isEmpty
+        return !logged.isEmpty
     }
 
     /// Creates an item on a and requires it to reach b.
@@ -215,8 +216,8 @@ struct HostileInputTests {
         }
         #expect(try ReplicaStatus.of(a.data).event_count == 1 + Attack.allCases.count)
         #expect(Set(Attack.allCases.map(\.kind)).count == loggedAt.count, "every kind was logged")
-        #expect(a.logLines(containing: #"msg="connection refused""#).count == logged)
-        #expect(a.logLines(containing: "peer identified").count == 1, "b's one connection lasted throughout")
+        #expect(a.events(.connectionRefused).count == logged)
+        #expect(a.events(.peerIdentified).count == 1, "b's one connection lasted throughout")
         #expect(try a.stop() == 0, "a: \(a.stderr)")
         #expect(try b.stop() == 0)
     }

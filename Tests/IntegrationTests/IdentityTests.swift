@@ -1,5 +1,6 @@
 import DaemonClient
 import Foundation
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -90,8 +91,11 @@ struct IdentityTests {
         let c = try Daemon.start(data: temp.url("c"), peers: [a.address])
         let cID = try ReplicaStatus.of(temp.url("c")).replica_id
         let reason = "refused: replica \(cID) shows no certificate, and this cluster requires one"
-        #expect(c.waitForLog("peer said goodbye", reason))
-        #expect(a.waitForLog("connection closed", reason))
+        // The reason is the refusal /peers shows as last_error (docs/identity.md).
+        #expect(
+            c.waitForEvent(.connectionClosed) { $0["reason"]?.hasPrefix("peer said goodbye: \(reason)") == true },
+            "\(c.stderr)")
+        #expect(a.waitForEvent(.connectionClosed) { $0["reason"]?.hasPrefix(reason) == true }, "\(a.stderr)")
         let peers = try json(c, "/peers")["peers"] as? [[String: Any]] ?? []
         let error = peers.first?["last_error"] as? String ?? ""
         #expect(error.contains(reason), "\(peers)")
@@ -108,11 +112,15 @@ struct IdentityTests {
         let a = try Daemon.start(data: temp.url("a"), extra: ["--clock-offset-ms", "7200000"])
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address])
         let bID = try ReplicaStatus.of(temp.url("b")).replica_id
-        #expect(b.waitForLog("peer said goodbye", "refused: the certificate of replica \(bID) expired at"))
-        #expect(b.logLines(containing: "ask an admin for a new one (`peerd invite`)").count > 0)
+        #expect(
+            b.waitForEvent(.connectionClosed) {
+                $0["reason"]?.hasPrefix("peer said goodbye: refused: the certificate of replica \(bID) expired at")
+                    == true
+            }, "\(b.stderr)")
         let peers = try json(b, "/peers")["peers"] as? [[String: Any]] ?? []
         let error = peers.first?["last_error"] as? String ?? ""
         #expect(error.contains("expired at"), "\(peers)")
+        #expect(error.contains("ask an admin for a new one (`peerd invite`)"), "\(peers)")
         #expect(try row(of: bID, in: a) == nil)
     }
 
@@ -245,7 +253,9 @@ struct IdentityTests {
         }
         #expect(try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) { try revoked(b) == [cID] })
         let reason = "refused: replica \(cID) was revoked by the cluster's admin at"
-        #expect(c.waitForLog("peer said goodbye", reason))
+        #expect(
+            c.waitForEvent(.connectionClosed) { $0["reason"]?.hasPrefix("peer said goodbye: \(reason)") == true },
+            "\(c.stderr)")
         let gone = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
             try row(of: cID, in: hub) == nil && row(of: cID, in: b) == nil
         }
@@ -328,7 +338,7 @@ struct IdentityTests {
         // Whichever replica's round notices first shows the other its signed heads: a or b, or c
         // once peer exchange has made it meet b too (c holds the history b lost).
         let noticed = Poll.until(timeout: .seconds(60), every: .milliseconds(50)) {
-            [a, b, c].contains { !$0.logLines(containing: "fork: same cursor, different state").isEmpty }
+            [a, b, c].contains { !$0.events(.stateDiverged).isEmpty }
         }
         #expect(noticed)
         // Their signed heads at seq 2 differ: each proves the fork and quarantines b's feed.
@@ -346,8 +356,8 @@ struct IdentityTests {
         }
         let atC = try forked(c)
         #expect(spread, "c: \(atC)")
-        #expect(c.waitForLog("fork: feed quarantined", "feed=\(bID)/default"))
-        #expect(a.waitForLog("fork: feed quarantined", "feed=\(bID)/default"))
+        #expect(c.waitForEvent(.feedQuarantined, ["feed": "\(bID)/default"]))
+        #expect(a.waitForEvent(.feedQuarantined, ["feed": "\(bID)/default"]))
         #expect(try a.metric("peersync_forked_feeds") == 1)
         #expect(try row(of: bID, in: a)?["in_sync"] as? Bool == false)
         let status = try json(a, "/status")

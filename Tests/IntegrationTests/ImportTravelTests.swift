@@ -29,7 +29,7 @@ struct ImportTravelTests {
         let (originID, file) = try exportFromO()
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
-        #expect(b.waitForLog("peer identified"), "\(b.stderr)")
+        #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         let imported = try temp.peerdOK(["import", file], "a")
         #expect(imported.contains("imported 2 new events"), "\(imported)")
         let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
@@ -37,7 +37,7 @@ struct ImportTravelTests {
         }
         #expect(arrived, "b holds O's events; b's log:\n\(b.stderr)")
         #expect(try b.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(b.stderr)")
-        #expect(b.logLines(containing: "refused unverifiable events").isEmpty, "\(b.stderr)")
+        #expect(b.events(.eventsRefused, ["cause": "unverifiable"]).isEmpty, "\(b.stderr)")
         _ = a
     }
 
@@ -58,7 +58,7 @@ struct ImportTravelTests {
         let (originID, file) = try exportFromO()
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
-        #expect(b.waitForLog("peer identified"), "\(b.stderr)")
+        #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         #expect(try temp.peerdOK(["import", file], "a").contains("imported 2 new events"))
         let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
             try temp.heldEvents(of: originID, in: "b") == 2
@@ -87,7 +87,7 @@ struct ImportTravelTests {
         #expect(try temp.heldEvents(of: originID, in: "c") == 2)
         #expect(bc[1].state_hash == aHash)
         #expect(try c.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(c.stderr)")
-        #expect(c.logLines(containing: "peer identified", "peer=\(try temp.replicaID("a"))").isEmpty, "\(c.stderr)")
+        #expect(c.events(.peerIdentified, ["peer": try temp.replicaID("a")]).isEmpty, "\(c.stderr)")
         _ = b
     }
 
@@ -105,7 +105,7 @@ struct ImportTravelTests {
         let aID = try temp.replicaID("a")
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
-        #expect(b.waitForLog("peer identified"), "\(b.stderr)")
+        #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         // O's events and heads reach a's file without O's certificate (as a build before this one stored them).
         let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
         let events = try lines.filter { $0.hasPrefix(#"{"replica_event_id""#) }.map {
@@ -183,7 +183,7 @@ struct ImportTravelTests {
         try temp.peerdOK(["export", file], "o")
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
-        #expect(b.waitForLog("peer identified"), "\(b.stderr)")
+        #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         #expect(try temp.peerdOK(["import", file], "a").contains("imported 25000 new events"))
         let arrived = try Poll.until(timeout: .seconds(60), every: .milliseconds(100)) {
             try Peek.cursor(temp.url("b"))[feed] == 25_000

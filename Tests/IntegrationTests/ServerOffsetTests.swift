@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SyncProtocol
 import Synchronization
 import TestSupport
 import Testing

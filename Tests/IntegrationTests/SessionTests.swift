@@ -1,6 +1,7 @@
 import DaemonClient
 import Foundation
 import Replica
+import SyncProtocol
 import TestSupport
 import Testing
 

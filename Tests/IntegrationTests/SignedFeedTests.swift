@@ -1,5 +1,6 @@
 import DaemonClient
 import Foundation
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -53,7 +54,9 @@ struct SignedFeedIntegrationTests {
         }
         #expect(ownArrived, "bob holds mallory's own event")
         #expect(
-            bob.waitForLog("refused unverifiable events", "peer=\(malloryID)", "\(aliceID)/default"), "\(bob.stderr)")
+            bob.waitForEvent(.eventsRefused, ["cause": "unverifiable", "peer": malloryID]) {
+                $0["detail"]?.contains("\(aliceID)/default") == true
+            }, "\(bob.stderr)")
         let signatureRefusals = #"peersync_events_rejected_total{reason="signature"}"#
         let refused = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
             try bob.metric(signatureRefusals) ?? 0 >= 4

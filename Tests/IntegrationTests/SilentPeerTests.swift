@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -22,12 +23,13 @@ struct SilentPeerTests {
         let stoppedAt = Date()
         #expect(kill(b.child.pid, SIGSTOP) == 0)
         // Its kernel keeps b's sockets open: no end of stream, no reset, only silence.
-        #expect(a.waitForLog("connection closed", "peer silent"), "\(a.stderr)")
-        let line = try #require(a.logLines(containing: "connection closed", "peer silent").first)
-        let closedAt = try #require(LabLog.timestamp(line), "\(line)")
+        let silent: @Sendable (LogRecord) -> Bool = { $0["reason"]?.hasPrefix("peer silent") == true }
+        #expect(a.waitForEvent(.connectionClosed, where: silent), "\(a.stderr)")
+        let closed = try #require(a.events(.connectionClosed).first(where: silent))
+        let closedAt = try #require(closed.time, "\(closed.line)")
         // Counted from the last frame a heard (the cursor exchange every second): 5 to 7 s after the stop.
         let silence = closedAt.timeIntervalSince(stoppedAt)
-        #expect(silence > 4 && silence < 10, "closed \(silence) s after the stop: \(line)")
+        #expect(silence > 4 && silence < 10, "closed \(silence) s after the stop: \(closed.line)")
         #expect(try a.stop() == 0, "\(a.stderr)")
         #expect(try b.kill())
     }

@@ -2,6 +2,7 @@ import DaemonClient
 import Foundation
 import Glibc
 import Replica
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -90,7 +91,7 @@ struct StorageDegradedTests {
         #expect(page.status == 503 && page.text.contains("storage_degraded"), "\(page.status) \(page.text)")
         let health = try api.request("GET", "/health")
         #expect(health.status == 503 && health.text.contains("\"damaged\""), "\(health.text)")
-        #expect(a.waitForLog(#"msg="storage degraded""#, "while=read"), "\(a.stderr)")
+        #expect(a.waitForEvent(.storageDegraded, ["while": "read"]), "\(a.stderr)")
         #expect(try api.request("GET", "/metrics").text.contains("peersync_storage_degraded 1"))
         #expect(try faults(api) >= 1)
         // The CLI still goes through the degraded daemon: its status says so.
@@ -108,7 +109,7 @@ struct StorageDegradedTests {
 
         let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
         let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
-        #expect(a.waitForLog(#"msg="storage degraded""#, "fault=damaged"), "\(a.stderr)")
+        #expect(a.waitForEvent(.storageDegraded, ["fault": "damaged"]), "\(a.stderr)")
         let api = try #require(a.api)
 
         let health = try api.request("GET", "/health")
@@ -129,7 +130,7 @@ struct StorageDegradedTests {
 
         // No hot loop: until sync has tried the failed read again (the fault
         // counter moves; it retries every 5 s), a uses little CPU and writes few lines.
-        let linesBefore = a.logLines.count
+        let recordsBefore = a.events.count
         let cpuBefore = try cpuSeconds(a.child.pid)
         let faultsBefore = try faults(api)
         let since = ContinuousClock.now
@@ -140,8 +141,8 @@ struct StorageDegradedTests {
         let elapsed = (ContinuousClock.now - since).components
         let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         #expect(try cpuSeconds(a.child.pid) - cpuBefore < max(0.5, seconds * 0.2), "a spins")
-        #expect(a.logLines.count - linesBefore < 10, "\(a.logLines.suffix(20))")
-        #expect(a.logLines(containing: #"msg="storage degraded""#).count == 1, "logged once")
+        #expect(a.events.count - recordsBefore < 10, "\(a.events.suffix(20).map(\.line))")
+        #expect(a.events(.storageDegraded).count == 1, "logged once")
         #expect(try api.request("GET", "/metrics").text.contains("peersync_storage_degraded 1"))
         #expect(a.isRunning)
         #expect(try a.stop() == 0, "\(a.stderr)")

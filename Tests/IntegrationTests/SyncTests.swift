@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -65,7 +66,7 @@ struct SyncTests {
             #expect(all.first { $0.id == shared }?.deleted == true, "deletion wins on \(side)")
             #expect(all.first { $0.id == apples }?.note == "from a", "\(side)")
         }
-        #expect(a.logLines(containing: "peer identified").count == 1)
+        #expect(a.events(.peerIdentified).count == 1)
 
         // Live edits, each way, written by another process while the daemons run.
         let live = try ok(["item", "create", "Live", "7"], "a")
@@ -108,8 +109,7 @@ struct SyncTests {
         // c only knew b; b told c where a is (peer exchange), so a and c connect directly.
         let (idA, idC) = (statuses[0].replica_id, statuses[2].replica_id)
         _ = try timeUntil("c meeting a through peer exchange") {
-            !c.logLines(containing: "peer identified", "peer=\(idA)").isEmpty
-                && !a.logLines(containing: "peer identified", "peer=\(idC)").isEmpty
+            !c.events(.peerIdentified, ["peer": idA]).isEmpty && !a.events(.peerIdentified, ["peer": idC]).isEmpty
         }
         for daemon in [c, b, a] { #expect(try daemon.stop() == 0, "\(daemon.name): \(daemon.stderr)") }
     }
@@ -215,14 +215,14 @@ struct SyncTests {
         let a = try Daemon.start(data: dir("a"))
         let c = try Daemon.start(data: dir("c"), peers: [a.address])
         // c dialed, so c checks a's proof first and refuses; a hears the refusal.
-        #expect(c.waitForLog(#"msg="connection refused""#, "cluster key mismatch"), "c: \(c.stderr)")
-        #expect(a.waitForLog(#"msg="connection refused""#, "cluster key mismatch"), "a: \(a.stderr)")
+        #expect(c.waitForEvent(.connectionRefused, ["cause": "cluster_key_mismatch"]), "c: \(c.stderr)")
+        #expect(a.waitForEvent(.connectionRefused, ["cause": "refused_by_peer"]), "a: \(a.stderr)")
         #expect(a.isRunning && c.isRunning)
         #expect(try c.stop() == 0)
         #expect(try a.stop() == 0)
         for daemon in [a, c] {
-            #expect(daemon.logLines(containing: "connection established").isEmpty, "\(daemon.name): \(daemon.stderr)")
-            #expect(daemon.logLines(containing: "peer identified").isEmpty, "\(daemon.name)")
+            #expect(daemon.events(.connectionEstablished).isEmpty, "\(daemon.name): \(daemon.stderr)")
+            #expect(daemon.events(.peerIdentified).isEmpty, "\(daemon.name)")
         }
         #expect(try ReplicaStatus.of(dir("c")) == cBefore, "c received nothing")
         #expect(try ReplicaStatus.of(dir("a")) == aBefore, "a received nothing")

@@ -12,7 +12,7 @@ import SyncProtocol
 /// var log = RefusalLog(intervalMs: 10_000)
 /// log.refused(.handshakeDeadline, record, now: 0)      // record: log it
 /// log.refused(.handshakeDeadline, record, now: 50)     // nil: counted
-/// log.flush(now: 10_000)                                // [msg="connections refused" kind=… count=1 …]
+/// log.flush(now: 10_000)                                // [event=connections.refused kind=… count=1 …]
 /// ```
 struct RefusalLog: Sendable {
     private struct Window: Sendable {

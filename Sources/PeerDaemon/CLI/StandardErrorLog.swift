@@ -3,7 +3,7 @@ import Gossip
 import SyncProtocol
 
 /// Writes log records to stderr, one `key=value` line each, prefixed with
-/// the UTC time: `ts=2026-11-29T21:59:27.123Z level=info msg=listening ...`.
+/// the UTC time: `ts=2026-11-29T21:59:27.123Z level=info event=listening msg=listening ...`.
 struct StandardErrorLog: Sendable {
     let minimumLevel: LogRecord.Level
 

@@ -150,8 +150,8 @@ final class NodeMesh {
         }
     }
 
-    func records(_ message: String, of name: String) -> [LogRecord] {
-        (records[name]?.all ?? []).filter { $0.message == message }
+    func records(_ event: LogEvent, of name: String) -> [LogRecord] {
+        (records[name]?.all ?? []).filter { $0.event == event }
     }
 
     private func enqueue(_ effects: [SyncNode.Effect], from name: String) {

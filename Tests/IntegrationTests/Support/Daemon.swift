@@ -8,7 +8,7 @@ import TestSupport
 /// ```swift
 /// let a = try Daemon.start(data: temp.url("a"))
 /// let b = try Daemon.start(data: temp.url("b"), peers: [a.address])
-/// #expect(b.waitForLog("peer identified"))
+/// #expect(b.waitForEvent(.peerIdentified))
 /// try b.stop()   // SIGTERM; b.kill() is SIGKILL
 /// ```
 final class Daemon: Sendable {
@@ -64,19 +64,6 @@ final class Daemon: Sendable {
     var address: String { "127.0.0.1:\(port)" }
     var isRunning: Bool { child.isRunning }
     var stderr: String { child.stderr.text }
-    var logLines: [String] { child.stderr.lines }
-
-    /// Log lines that contain every one of `parts`.
-    func logLines(containing parts: String...) -> [String] {
-        logLines.filter { line in parts.allSatisfy { line.contains($0) } }
-    }
-
-    /// Waits until a log line contains every one of `parts`.
-    func waitForLog(_ parts: String..., timeout: Duration = .seconds(30)) -> Bool {
-        child.stderr.wait(timeout: timeout) { lines in
-            lines.contains { line in parts.allSatisfy { line.contains($0) } }
-        }
-    }
 
     /// SIGTERM, then waits; returns the exit status (a clean stop is 0).
     @discardableResult
