@@ -55,8 +55,9 @@ public final class Simulation {
     var hops: HopTracker
     /// Per replica: when its node's next tick is scheduled.
     var nextTickAt: [Int: Milliseconds] = [:]
-    /// Per relay: what its grantor scanned and what waits for an answer.
-    var grantors: [Int: RelayGrantor] = [:]
+    /// Per relay: its grants core, and the incarnation it belongs to (in
+    /// memory, as the daemon keeps it: lost in a crash).
+    var grantors: [Int: (incarnation: Int, grants: ClaimGrants)] = [:]
     var statistics = SimulationStatistics()
     var failures: [String] = []
     private(set) var faultsOver = false

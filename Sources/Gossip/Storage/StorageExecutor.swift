@@ -378,7 +378,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             health.faults += 1
             guard health.fault == nil else { return false }
             health.fault = fault
-            health.sinceMs = Int64(Date().timeIntervalSince1970 * 1000)
+            health.sinceMs = log.options.wallClock()
             return true
         }
         guard entered else { return }

@@ -190,6 +190,11 @@ public final class GossipService: Service, @unchecked Sendable {
         onLoop { service in service.node.peerTable(now: service.loop.now) } ?? []
     }
 
+    /// The replica ids of the relays this node has a session with now (`SyncNode.connectedRelays`).
+    public func connectedRelays() -> [String] {
+        onLoop { $0.node.connectedRelays } ?? []
+    }
+
     /// Mesh or hub, as the peer manager stands now; `mesh` once the loop has stopped.
     public func topology() -> Topology {
         onLoop { $0.node.manager.topology } ?? .mesh

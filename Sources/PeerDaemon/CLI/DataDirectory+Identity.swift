@@ -105,6 +105,6 @@ extension DataDirectory {
 
 extension TrustPolicy {
     /// The system's wall clock in Unix ms, for certificate times.
-    static func systemClockMs() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+    static func systemClockMs() -> UInt64 { UInt64(WallClock.system.nowMs()) }
 
 }

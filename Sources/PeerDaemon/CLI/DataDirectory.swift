@@ -36,13 +36,11 @@ struct DataDirectory: Sendable {
     }
 
     /// Opens the replica's storage for a daemon (`StorageExecutor`).
-    func openStorage(clockOffsetMs: Int64 = 0, logger: @escaping @Sendable (LogRecord) -> Void) throws
+    func openStorage(clock: WallClock = .system, logger: @escaping @Sendable (LogRecord) -> Void) throws
         -> StorageExecutor
     {
         var options = try logOptions()
-        if clockOffsetMs != 0 {
-            options.wallClock = { Int64(Date().timeIntervalSince1970 * 1000) + clockOffsetMs }
-        }
+        options.wallClock = clock.nowMs
         return try opening { try StorageExecutor(path: databasePath, options: options, logger: logger) }
     }
 

@@ -45,7 +45,9 @@ enum DaemonRuntime {
         let clusterKey = try directory.readClusterKey()
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
         let token = try settings.tokenFile.map { try TokenFile.read($0) }
-        let storage = try directory.openStorage(clockOffsetMs: settings.clockOffsetMs, logger: logger.write)
+        // The daemon's one wall clock: its log, trust checks, claim grants and health all read it.
+        let clock = WallClock.system.offset(by: settings.clockOffsetMs)
+        let storage = try directory.openStorage(clock: clock, logger: logger.write)
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
 
@@ -58,10 +60,8 @@ enum DaemonRuntime {
         let identity = try directory.identity(replicaID: storage.replicaID)
         configuration.node.identity = identity
         // A replica that joined with an invite accepts only peers certified by the same admin.
-        let offset = settings.clockOffsetMs
         let trust = TrustPolicy(
-            adminKey: identity.certificate?.adminKey,
-            wallClockMs: { UInt64(max(0, Int64(TrustPolicy.systemClockMs()) + offset)) })
+            adminKey: identity.certificate?.adminKey, wallClockMs: { UInt64(max(0, clock.nowMs())) })
         configuration.node.session.trust = trust
         configuration.node.revocations = try directory.revocations()
         configuration.storeRevocations = { revocations in
@@ -92,8 +92,8 @@ enum DaemonRuntime {
         let grantor =
             settings.relay
             ? ClaimGrantor(
-                storage: storage, replicaID: storage.replicaID, relaysConnected: { gossip.connectedRelays() },
-                log: logger.write) : nil
+                storage: storage, clock: clock, relaysConnected: { gossip.connectedRelays() }, log: logger.write)
+            : nil
         grantor?.start()
         defer { grantor?.stop() }
 

@@ -36,7 +36,7 @@ final class ClaimDesk: @unchecked Sendable {
     }
 
     /// True when a claim needs a relay's grant now.
-    var relayReachable: Bool { isRelay || !relaysConnected().isEmpty }
+    var relayReachable: Bool { ClaimGrants.needsGrant(isRelay: isRelay, connectedRelays: relaysConnected()) }
 
     /// Claims an entity for this replica, waiting at most `waitMs` for a relay's answer.
     func claim(entityType: String, entityID: String, takeover: Bool, waitMs: Int) throws -> Outcome {
@@ -85,12 +85,5 @@ final class ClaimDesk: @unchecked Sendable {
             }
             if changes.isClosed || woken.wait(timeout: deadline) == .timedOut { return .pending(request: request) }
         }
-    }
-}
-
-extension GossipService {
-    /// The replica ids of the relays this node has a session with now.
-    func connectedRelays() -> [String] {
-        peerTable().compactMap { row in row.state == .connected && row.role == "relay" ? row.replicaID : nil }
     }
 }

@@ -27,8 +27,8 @@ public final class EventLog {
         public var undoLimit: Int = 10
         /// The domains this replica folds; other entity types are stored only.
         public var domains: [Domain] = [Domain(Item.self)]
-        /// The wall clock in milliseconds since 1970.
-        public var wallClock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        /// The wall clock in milliseconds since 1970 (`WallClock`).
+        public var wallClock: @Sendable () -> Int64 = WallClock.system.nowMs
         /// Makes the id of each local event: random version-4 UUIDs. A
         /// simulator passes a seeded source so that a run replays exactly.
         public var eventIDs: @Sendable () -> UUID = { UUID.random() }

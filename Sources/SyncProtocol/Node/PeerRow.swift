@@ -62,6 +62,17 @@ public struct PeerRow: Sendable, Hashable {
 }
 
 extension SyncNode {
+    /// The replica ids of the relays this node has an identified session
+    /// with, sorted: what `ClaimGrants` decides leadership and grants by.
+    /// A session lost in a partition counts until the node notices that it
+    /// went silent.
+    public var connectedRelays: [String] {
+        sessions.keys.sorted().compactMap { id in
+            guard let peer = sessions[id]!.peer, peer.role == .relay else { return nil }
+            return peer.replicaID
+        }
+    }
+
     /// Every address the peer manager knows, and every connection that did
     /// not come from one of them (peers that dialed us).
     public func peerTable(now: Milliseconds) -> [PeerRow] {
