@@ -113,6 +113,9 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         close()
     }
 
+    /// The wall clock the log stamps events with: the daemon's one clock.
+    public var clock: WallClock { WallClock(log.options.wallClock) }
+
     /// Whether the database works; see `StorageHealth`.
     public var health: StorageHealth { healthState.withLock { $0 } }
 

@@ -77,7 +77,7 @@ extension DaemonAPI {
     func peers() -> HTTPResponse {
         let list = PeerList(
             replicaID: reads.replicaID, topology: service.topology(), mode: settings.topologyMode,
-            rows: service.peerTable(), nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+            rows: service.peerTable(), nowMs: storage.clock.nowMs())
         return .json(200, list.json)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Gossip
+import Replica
 import SyncProtocol
 
 /// Writes log records to stderr, one `key=value` line each, prefixed with
@@ -10,7 +11,7 @@ struct StandardErrorLog: Sendable {
     func write(_ record: LogRecord) {
         guard record.level >= minimumLevel else { return }
         let line =
-            "ts=\(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)))Z "
+            "ts=\(Date(timeIntervalSince1970: Double(WallClock.system.nowMs()) / 1000).formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)))Z "
             + record.line + "\n"
         FileHandle.standardError.write(Data(line.utf8))
     }

@@ -1,5 +1,6 @@
 import DaemonClient
 import Foundation
+import Replica
 import SyncProtocol
 
 /// `peerd peers`: the running daemon's peers.
@@ -27,7 +28,7 @@ enum PeersCommand {
         }
         let reply = try api.call("GET", "/peers")
         let file = try JSONDecoder().decode(PeerList.self, from: Data(reply.utf8))
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+        let nowMs = WallClock.system.nowMs()
         if arguments.has("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

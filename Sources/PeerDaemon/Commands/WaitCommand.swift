@@ -29,14 +29,15 @@ enum WaitCommand {
     }
 
     private static func wait(_ api: DaemonEndpoint, peers: Int, timeout: Double) throws {
-        let started = Date()
+        let started = ContinuousClock.now
         let terminal = isatty(STDOUT_FILENO) == 1
-        var lastLine = Date.distantPast
+        var lastLine: ContinuousClock.Instant?
         while true {
             let status = try JSONDecoder().decode(DaemonStatus.self, from: Data(try api.call("GET", "/status").utf8))
             let sync = status.sync
             let converged = sync.peers_in_sync >= peers && sync.events_missing == 0
-            let elapsed = Date().timeIntervalSince(started)
+            let (seconds, attoseconds) = (ContinuousClock.now - started).components
+            let elapsed = Double(seconds) + Double(attoseconds) / 1e18
             let line =
                 "\(min(sync.peers_in_sync, peers))/\(peers) peers in sync, \(sync.events_missing) events missing, "
                 + "\(sync.peers_connected) connected, \(status.replica.event_count) events, "
@@ -45,9 +46,9 @@ enum WaitCommand {
                 let done = peers == 0 ? 20 : 20 * min(sync.peers_in_sync, peers) / peers
                 let bar = String(repeating: "#", count: done) + String(repeating: "-", count: 20 - done)
                 write("\r[\(bar)] \(line)\u{1B}[K")
-            } else if converged || Date().timeIntervalSince(lastLine) >= 1 {
+            } else if converged || lastLine.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
                 write(line + "\n")
-                lastLine = Date()
+                lastLine = ContinuousClock.now
             }
             if converged {
                 write(terminal ? "\nconverged\n" : "converged\n")
