@@ -9,8 +9,8 @@ import SyncProtocol
 /// through the sync service, which pushes them to peers at once.
 final class DaemonAPI: @unchecked Sendable {
     struct Settings: Sendable {
-        /// `peer` or `relay`, as `GET /status` shows it.
-        var role = "peer"
+        /// As `GET /status` shows it.
+        var role = NodeRole.peer
         /// This replica's identity, as `GET /status` shows it.
         var identity: IdentityReport
         /// This replica's certificate: local writes must stay within its write scopes.
@@ -46,7 +46,7 @@ final class DaemonAPI: @unchecked Sendable {
     ) {
         self.log = log
         self.claims = ClaimDesk(
-            storage: storage, reads: reads, changes: changes, isRelay: settings.role == "relay",
+            storage: storage, reads: reads, changes: changes, isRelay: settings.role == .relay,
             relaysConnected: { service.connectedRelays() })
         self.service = service
         self.storage = storage

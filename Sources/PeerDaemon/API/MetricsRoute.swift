@@ -51,7 +51,7 @@ extension DaemonAPI {
             "peersync_connections_open", "Open peer connections, handshakes included.", Double(sync.connectionsOpen))
         text.header("peersync_peers_connected_by_role", "Peers with an open, identified session, by role.", "gauge")
         for role in [NodeRole.peer, .relay] {
-            let count = rows.filter { $0.state == .connected && $0.role == role.description }.count
+            let count = rows.filter { $0.state == .connected && $0.role == role }.count
             text.sample("peersync_peers_connected_by_role", ["role": role.description], Double(count))
         }
         let topology = service.topology()

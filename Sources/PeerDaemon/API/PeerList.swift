@@ -48,7 +48,8 @@ struct PeerList: Codable {
         topology_mode = mode.rawValue
         peers = rows.map { row in
             Peer(
-                source: row.source, address: row.address?.description, replica_id: row.replicaID, role: row.role,
+                source: row.source.rawValue, address: row.address?.description, replica_id: row.replicaID,
+                role: row.role?.description,
                 state: row.state.rawValue, next_dial_in_ms: row.nextDialInMs, last_error: row.lastError,
                 last_sync_ms: row.lastSyncAgoMs.map { nowMs - $0 }, events_to_receive: row.eventsToReceive,
                 events_to_send: row.eventsToSend, in_sync: row.inSync,

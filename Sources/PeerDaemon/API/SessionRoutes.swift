@@ -45,7 +45,7 @@ extension DaemonAPI {
         case .held(let claim, let mode, let grantedBy):
             var object: [String: JSONValue] = [
                 "entity_type": .string(type), "entity_id": .string(id), "holder": .string(reads.replicaID),
-                "mode": .string(mode), "claim": .string(claim.eventID.uuidString.lowercased()),
+                "mode": .string(mode.rawValue), "claim": .string(claim.eventID.uuidString.lowercased()),
             ]
             object["granted_by"] = grantedBy.map { .string($0) } ?? .null
             return .json(200, JSONValue.object(object).canonicalText)
@@ -118,7 +118,8 @@ enum SessionJSON {
             ])
         }
         let mode: JSONValue =
-            session.state.holder == nil ? .null : .string(session.state.granted ? "granted" : "optimistic")
+            session.state.holder == nil
+            ? .null : .string((session.state.granted ? ClaimDesk.Mode.granted : .optimistic).rawValue)
         return .object([
             "entity_type": .string(session.entityType), "entity_id": .string(session.entityID),
             "holder": text(session.state.holder), "claim": id(session.state.claim), "mode": mode,

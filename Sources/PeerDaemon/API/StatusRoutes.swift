@@ -22,7 +22,8 @@ extension DaemonAPI {
         let rows = service.peerTable()
         let connected = rows.filter { $0.state == .connected }
         let status = DaemonStatus(
-            replica: replica, role: settings.role, identity: settings.identity, storage: StorageReport(storage.health),
+            replica: replica, role: settings.role.description, identity: settings.identity,
+            storage: StorageReport(storage.health),
             sync: DaemonStatus.Sync(
                 peers_connected: connected.count,
                 events_missing: connected.reduce(0) { $0 + $1.eventsToReceive },

@@ -33,14 +33,15 @@ enum SessionCommands {
                 let claim = try log.claim(entityType: type, entityID: id, takeover: arguments.has("takeover"))
                 reply = .object([
                     "entity_type": .string(type), "entity_id": .string(id), "holder": .string(log.replicaID),
-                    "mode": .string("optimistic"), "claim": .string(claim.event.eventID.uuidString.lowercased()),
+                    "mode": .string(ClaimDesk.Mode.optimistic.rawValue),
+                    "claim": .string(claim.event.eventID.uuidString.lowercased()),
                     "granted_by": .null,
                 ])
             }
             if arguments.has("json") { return print(reply.canonicalText) }
             let mode = reply["mode"]?.stringValue ?? "?"
             let by = reply["granted_by"]?.stringValue.map { " by relay \($0)" } ?? ""
-            print("claimed \(type) \(id) (\(mode)\(mode == "granted" ? by : ""))")
+            print("claimed \(type) \(id) (\(mode)\(mode == ClaimDesk.Mode.granted.rawValue ? by : ""))")
         },
         Command(
             path: ["release"], usage: "release TYPE ID [--force] [--json]",

@@ -106,7 +106,7 @@ enum DaemonRuntime {
                     path: directory.databasePath, onError: { storage.noteFault($0, while: "read") }),
                 changes: changes,
                 settings: DaemonAPI.Settings(
-                    role: settings.role.description,
+                    role: settings.role,
                     identity: IdentityReport(publicKey: identity.key.publicKey, certificate: identity.certificate),
                     certificate: identity.certificate,
                     topologyMode: settings.topology, token: token,

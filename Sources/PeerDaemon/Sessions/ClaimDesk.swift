@@ -8,10 +8,18 @@ import SyncProtocol
 /// waits for a relay's grant; without one it is optimistic and appended at
 /// once.
 final class ClaimDesk: @unchecked Sendable {
+    /// How a claim stands; the raw value is its JSON spelling.
+    enum Mode: String {
+        /// A relay granted it.
+        case granted
+        /// No relay was reachable: appended at once, settled by the fold.
+        case optimistic
+    }
+
     /// How a claim ended.
     enum Outcome {
-        /// The claim stands: `mode` is `granted` or `optimistic`.
-        case held(claim: Event, mode: String, grantedBy: String?)
+        /// The claim stands.
+        case held(claim: Event, mode: Mode, grantedBy: String?)
         /// A relay refused: `holder` holds the entity (nil: the request expired).
         case refused(request: Event, holder: String?)
         /// No answer came within the wait; the request stands and may still be answered.
@@ -44,13 +52,13 @@ final class ClaimDesk: @unchecked Sendable {
             let claim = try storage.write {
                 try $0.claim(entityType: entityType, entityID: entityID, takeover: takeover)
             }
-            return .held(claim: claim.event, mode: "optimistic", grantedBy: nil)
+            return .held(claim: claim.event, mode: .optimistic, grantedBy: nil)
         }
         let session = try reads.read { try $0.session(entityType: entityType, entityID: entityID) }
         if session.state.holder == reads.replicaID, session.state.granted,
             let standing = session.claims.last(where: { $0.event.eventID == session.state.claim })
         {
-            return .held(claim: standing.event, mode: "granted", grantedBy: standing.event.writer)
+            return .held(claim: standing.event, mode: .granted, grantedBy: standing.event.writer)
         }
         let request = try storage.write {
             try $0.requestClaim(entityType: entityType, entityID: entityID, takeover: takeover).event
@@ -71,7 +79,7 @@ final class ClaimDesk: @unchecked Sendable {
             if let answer, let event = answer.answer {
                 switch SessionEvent.parse(event.payload) {
                 case .claimGranted where answer.grantStood == true:
-                    return .held(claim: event, mode: "granted", grantedBy: event.writer)
+                    return .held(claim: event, mode: .granted, grantedBy: event.writer)
                 case .claimGranted:
                     let holder = try reads.read {
                         try $0.session(entityType: request.entityType, entityID: request.entityID).state.holder

@@ -8,13 +8,27 @@ public struct PeerRow: Sendable, Hashable {
         case connected, dialing, waiting, retired
     }
 
-    /// How the address was learned; `inbound` for a peer that dialed us.
-    public var source: String
+    /// How the address was learned; the raw value is its JSON spelling.
+    public enum Source: String, Sendable {
+        case configured, discovered, exchanged
+        /// A peer that dialed us: no address of it is known.
+        case inbound
+
+        init(_ source: PeerSource) {
+            switch source {
+            case .configured: self = .configured
+            case .discovered: self = .discovered
+            case .exchanged: self = .exchanged
+            }
+        }
+    }
+
+    public var source: Source
     public var address: PeerAddress?
     public var replicaID: String?
-    /// `peer` or `relay`: from the hello while connected, else from
-    /// discovery or an earlier hello; `nil` when nothing said yet.
-    public var role: String?
+    /// From the hello while connected, else from discovery or an earlier
+    /// hello; `nil` when nothing said yet.
+    public var role: NodeRole?
     public var state: State
     /// While waiting: milliseconds until the next dial.
     public var nextDialInMs: Milliseconds?
@@ -80,8 +94,8 @@ extension SyncNode {
         var shown = Set<ConnectionID>()
         for target in manager.targets.values.sorted(by: { $0.address < $1.address }) {
             var row = PeerRow(
-                source: target.source.rawValue, address: target.address, replicaID: target.replicaID,
-                role: target.role?.description,
+                source: PeerRow.Source(target.source), address: target.address, replicaID: target.replicaID,
+                role: target.role,
                 state: .waiting, lastError: target.lastError, eventsToReceive: 0, eventsToSend: 0)
             let viaOther = target.replicaID.flatMap { replicaID in
                 manager.connections.values.first { $0.replicaID == replicaID }?.id
@@ -112,7 +126,7 @@ extension SyncNode {
             let connection = manager.connections[id]!
             if connection.dialed != nil { continue }
             var row = PeerRow(
-                source: "inbound", address: nil, replicaID: connection.replicaID, role: nil, state: .connected,
+                source: .inbound, address: nil, replicaID: connection.replicaID, role: nil, state: .connected,
                 eventsToReceive: 0, eventsToSend: 0)
             fill(&row, connection: id)
             if let replicaID = row.replicaID, let at = lastInSyncAt(replicaID) { row.lastSyncAgoMs = now - at }
@@ -146,7 +160,7 @@ extension SyncNode {
         guard let session = sessions[id] else { return }
         if let peer = session.peer {
             row.replicaID = peer.replicaID
-            row.role = peer.role.description
+            row.role = peer.role
             if row.address == nil, let advert = advert(for: id) { row.address = advert.address }
         }
         row.identity = session.peerIdentity
