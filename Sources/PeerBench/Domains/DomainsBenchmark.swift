@@ -2,7 +2,7 @@ import Foundation
 import Replica
 
 /// `peerd-bench domains`: a declared domain against the Swift `Item` on
-/// the same history (docs/performance.md "Declared domains"). The events
+/// the same history (docs/performance.md "Today's figures"). The events
 /// are the import benchmark's (20,000 items, 4 origin feeds interleaved);
 /// for the declared rows they carry entity type `ticket`, which a log folds
 /// with Item's declared twin (`DomainDeclaration.itemTwin`). Times, in the

@@ -62,7 +62,7 @@ public struct MessageEncoder: Sendable {
 
     /// The smallest `events` plaintext that is compressed: a live push of a
     /// single event (about 100 bytes) always travels plain. From measurements
-    /// of the benchmark's items (docs/performance.md "Wire compression").
+    /// of the benchmark's items (docs/decisions/010-wire-compression.md).
     public static let compressionThreshold = 1_024
     /// The zstd level of compressed batches.
     public static let compressionLevel: Int32 = 1
