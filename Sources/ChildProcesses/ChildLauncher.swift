@@ -15,6 +15,8 @@ import Synchronization
 /// loop (three descriptors) to the thread that calls it, and those
 /// descriptors would pile up in this process, where every later child's
 /// descriptors are counted against its limit.
+///
+/// `@unchecked Sendable`: `jobs` is only touched with `ready` held.
 final class ChildLauncher: @unchecked Sendable {
     static let shared = ChildLauncher()
 

@@ -14,6 +14,9 @@ import Foundation
 /// guard let address = daemon.stdout.firstLine(startingWith: "listening on ", timeout: .seconds(30)) else { … }
 /// let ended = try daemon.stop(with: SIGTERM, timeout: .seconds(10))   // throws if it outlives the deadline
 /// ```
+///
+/// `@unchecked Sendable`: `process` is set up and launched once (on the launcher
+/// thread) and then only signalled and read after `exited`; the captures guard themselves.
 public final class ChildProcess: @unchecked Sendable {
     // `process` is configured once in `init`; afterwards only its
     // thread-safe members (`isRunning`, `terminationStatus`,

@@ -10,6 +10,8 @@ import Foundation
 /// let child = try ChildProcess(peerd, ["run", "--data", "a"], name: "peerd run (a)")
 /// let line = child.stdout.firstLine(startingWith: "listening on ", timeout: .seconds(30))
 /// ```
+///
+/// `@unchecked Sendable`: `data`, `ended` and `generation` are only touched with `changed` held.
 public final class OutputCapture: @unchecked Sendable {
     // `data`, `ended` and `generation` are read and written only while
     // `changed` is locked.

@@ -9,6 +9,9 @@ public struct ServerSentEvent: Sendable, Hashable {
 
 /// The change stream of a daemon (`GET /changes`), read event by event.
 /// Comment lines (keepalives) are skipped.
+///
+/// `@unchecked Sendable`: one reader at a time; it may be handed to the thread
+/// that reads it, and `reader` and `pending` are touched by that reader only.
 public final class EventStream: @unchecked Sendable {
     /// The response status; 200 when the stream is open.
     public let status: Int

@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import Synchronization
 import Testing
 
 @testable import SyncProtocol
@@ -100,12 +101,11 @@ import Testing
     }
 
     /// A wall clock a test moves.
-    final class WallClock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var ms: UInt64
-        init(_ ms: UInt64) { self.ms = ms }
-        var now: UInt64 { lock.withLock { ms } }
-        func set(_ value: UInt64) { lock.withLock { ms = value } }
+    final class WallClock: Sendable {
+        private let ms: Mutex<UInt64>
+        init(_ ms: UInt64) { self.ms = Mutex(ms) }
+        var now: UInt64 { ms.withLock { $0 } }
+        func set(_ value: UInt64) { ms.withLock { $0 = value } }
     }
 
     @Test func aSessionEndsWhenThePeersCertificateExpiresWhileItRuns() {

@@ -405,6 +405,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
 
 /// One reader connection and the thread its reads run on: a serial queue,
 /// or for catch-up pages a `CatchUpWorker` at a lower CPU priority.
+///
+/// `@unchecked Sendable`: `log` is used on `queue` (or the worker's thread) only.
 private final class ReaderLane: @unchecked Sendable {
     // `log` is used on `queue` (or `worker`) only.
     private let queue: DispatchQueue

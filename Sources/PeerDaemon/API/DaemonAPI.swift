@@ -7,6 +7,9 @@ import SyncProtocol
 /// handler, checks the bearer token, and answers 503 once shutdown began.
 /// Reads use their own database connection (`ReadReplica`); writes go
 /// through the sync service, which pushes them to peers at once.
+///
+/// `@unchecked Sendable`: `stopping` is only touched with `lock` held; the rest
+/// are constants of `Sendable` types.
 final class DaemonAPI: @unchecked Sendable {
     struct Settings: Sendable {
         /// As `GET /status` shows it.

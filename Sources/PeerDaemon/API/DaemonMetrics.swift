@@ -4,6 +4,8 @@ import SyncProtocol
 
 /// What the daemon itself counts for `GET /metrics`, beside sync's own
 /// `SyncMetrics`: appends through the API and their latency, and requests.
+///
+/// `@unchecked Sendable`: the counters are only touched with `lock` held.
 final class DaemonMetrics: @unchecked Sendable {
     private let lock = NSLock()
     private var appended = 0

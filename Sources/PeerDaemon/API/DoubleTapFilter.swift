@@ -3,6 +3,8 @@ import Replica
 
 /// Treats an identical write for the same entity within `windowMs` as one
 /// rapid double tap: the second gets the first one's stored event.
+///
+/// `@unchecked Sendable`: `recent` is only touched with `lock` held.
 final class DoubleTapFilter: @unchecked Sendable {
     private let windowMs: Int64
     private let clock: @Sendable () -> Int64

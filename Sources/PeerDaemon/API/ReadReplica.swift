@@ -4,6 +4,8 @@ import Replica
 /// The API's own connection to the replica's database, for reads: in WAL
 /// mode they never wait for sync's writes, and a flood of them never
 /// queues in front of sync. One request at a time uses it.
+///
+/// `@unchecked Sendable`: `log` is only used with `lock` held.
 final class ReadReplica: @unchecked Sendable {
     private let lock = NSLock()
     private let log: EventLog

@@ -62,6 +62,8 @@ enum NDJSONFile {
 /// Batches of parsed events passed from the thread that reads the file to
 /// the one that ingests them. At most two wait, so memory stays at a few
 /// batches however long the file.
+///
+/// `@unchecked Sendable`: its state is only touched with `condition` held.
 final class BatchHandoff: @unchecked Sendable {
     // Every stored property is guarded by `condition`.
     private let condition = NSCondition()

@@ -5,7 +5,7 @@ import SyncProtocol
 /// The HTTP API as a service of the daemon's group: it serves from
 /// `start` on; when its task is cancelled (the first to stop), new requests
 /// get `503`, the change streams end, and the server stops.
-final class HTTPAPIService: Service, @unchecked Sendable {
+final class HTTPAPIService: Service, Sendable {
     // `api` and `server` are set in `init` and used through their own locking.
     let name = "http"
     let api: DaemonAPI

@@ -7,7 +7,7 @@ import SyncProtocol
 /// reachable (connected, or this node being one) a claim is a request that
 /// waits for a relay's grant; without one it is optimistic and appended at
 /// once.
-final class ClaimDesk: @unchecked Sendable {
+final class ClaimDesk: Sendable {
     /// How a claim stands; the raw value is its JSON spelling.
     enum Mode: String {
         /// A relay granted it.

@@ -10,8 +10,10 @@ import Synchronization
 /// for head in heads { head.send(Array("GET /health HTTP/1.1\r\nX-Slow: ".utf8)) }
 /// let slow = Trickle(heads, every: 2) { _ in UInt8(ascii: "a") }
 /// ```
+///
+/// `@unchecked Sendable`: `connections` is set in `init` and only read
+/// afterwards, and each one is written by the trickle's thread only.
 final class Trickle: @unchecked Sendable {
-    // `connections` is set in `init` and only read afterwards.
     let connections: [RawConnection]
     private let stopped = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
