@@ -84,6 +84,8 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
 
     /// A replica's revocation was accepted (`replica`, `revoked_at`).
     case replicaRevoked = "replica.revoked"
+    /// This replica learned its own revocation from a peer that refused it (`replica`, `revoked_at`).
+    case thisReplicaRevoked = "replica.revoked_self"
     /// A revocation was ignored (`cause`: `no_certificate` or `foreign_admin_key`; `replica`, `admin_key`).
     case revocationIgnored = "revocation.ignored"
     /// Revocations could not be stored; they hold until a restart (`error`).

@@ -256,6 +256,9 @@ struct IdentityTests {
         #expect(
             c.waitForEvent(.connectionClosed) { $0["reason"]?.hasPrefix("peer said goodbye: \(reason)") == true },
             "\(c.stderr)")
+        // c was told why: it holds its own revocation, and its status lists it.
+        #expect(c.waitForEvent(.thisReplicaRevoked, ["replica": cID]), "\(c.stderr)")
+        #expect(try Poll.until(timeout: .seconds(10), every: .milliseconds(20)) { try revoked(c) == [cID] })
         let gone = try Poll.until(timeout: .seconds(30), every: .milliseconds(20)) {
             try row(of: cID, in: hub) == nil && row(of: cID, in: b) == nil
         }

@@ -46,14 +46,17 @@ import Testing
     }
 
     /// A node of a certified cluster with one admitted peer, alice-tablet, on connection 1.
-    static func node(revoking revoked: [String] = [], certificates: [Certificate] = []) -> SyncNode {
+    static func node(
+        revoking revoked: [String] = [], certificates: [Certificate] = [],
+        logger: @escaping @Sendable (LogRecord) -> Void = { _ in }
+    ) -> SyncNode {
         var configuration = SyncNode.Configuration(hello: Hello(replicaID: "me", listenPort: 1))
         configuration.session.trust = IdentityTests.trust()
         configuration.certificates = certificates
         configuration.revocations = revoked.map {
             Revocation.issue(by: IdentityTests.admin, replicaID: $0, revokedMs: Self.revokedMs)
         }
-        var node = SyncNode(configuration: configuration, cursor: VectorCursor())
+        var node = SyncNode(configuration: configuration, cursor: VectorCursor(), logger: logger)
         let binding = [UInt8](repeating: 4, count: 32)
         _ = node.connectionOpened(1, dialed: nil, transcript: binding, now: 0)
         let hello = Hello(
@@ -90,14 +93,28 @@ import Testing
         let stranger = try! SigningKey(seed: [UInt8](repeating: 7, count: 32))
         let foreign = Revocation.issue(by: stranger, replicaID: "alice-tablet", revokedMs: Self.revokedMs)
         #expect(node.learn([foreign], from: 1, now: 0).isEmpty)
-        // The connected peer itself: its session ends with the reason.
+        // The connected peer itself: it is handed its revocation, and its session ends with the reason.
         let alice = Revocation.issue(by: IdentityTests.admin, replicaID: "alice-tablet", revokedMs: Self.revokedMs)
         let reason =
             "refused: " + IdentityError.revoked(replicaID: "alice-tablet", revokedMs: Self.revokedMs).description
         #expect(
             node.learn([alice], from: nil, now: 0)
-                == [.revoked([alice]), .send(1, .goodbye(reason: reason)), .close(1, reason: reason)])
+                == [
+                    .revoked([alice]), .send(1, .revocations([alice])), .send(1, .goodbye(reason: reason)),
+                    .close(1, reason: reason),
+                ])
         #expect(node.revocations == [alice, carol])
+    }
+
+    @Test func aReplicaHandedItsOwnRevocationKeepsItAndLogsWhyItIsRefused() {
+        let records = Mutex<[LogRecord]>([])
+        var node = Self.node { record in records.withLock { $0.append(record) } }
+        let own = Revocation.issue(by: IdentityTests.admin, replicaID: "me", revokedMs: Self.revokedMs)
+        let effects = node.learn([own], from: 1, now: 0)
+        #expect(effects.first == .revoked([own]), "stored like any other: its status lists it")
+        #expect(node.revocations == [own])
+        let logged = records.withLock { $0 }.first { $0.event == .thisReplicaRevoked }
+        #expect(logged?.level == .error && logged?["replica"] == "me")
     }
 
     /// A wall clock a test moves.

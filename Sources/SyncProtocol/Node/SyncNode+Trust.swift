@@ -23,9 +23,11 @@ extension SyncNode {
         var fresh: [Revocation] = []
         for revocation in learned where keep(revocation) {
             fresh.append(revocation)
+            let own = revocation.replicaID == configuration.hello.replicaID
             emit(
                 LogRecord(
-                    .warning, .replicaRevoked, "replica revoked",
+                    own ? .error : .warning, own ? .thisReplicaRevoked : .replicaRevoked,
+                    own ? "this replica was revoked by the cluster's admin: every peer refuses it" : "replica revoked",
                     [("replica", revocation.replicaID), ("revoked_at", IdentityError.time(revocation.revokedMs))]))
         }
         guard !fresh.isEmpty else { return [] }
@@ -80,12 +82,13 @@ extension SyncNode {
         return effects
     }
 
-    /// Ends the session of a revoked replica, saying why.
+    /// Ends the session of a revoked replica, saying why: its revocation
+    /// first (so that it knows, and its status says so), then the goodbye.
     mutating func refuseRevoked(_ replicaID: String, on id: ConnectionID) -> [Effect] {
         guard let revocation = revoked[replicaID] else { return [] }
         let reason = "refused: \(IdentityError.revoked(replicaID: replicaID, revokedMs: revocation.revokedMs))"
         manager.noteRefusal(id, reason: reason)
-        return [.send(id, .goodbye(reason: reason)), .close(id, reason: reason)]
+        return [.send(id, .revocations([revocation])), .send(id, .goodbye(reason: reason)), .close(id, reason: reason)]
     }
 
     /// The batch without the events of revoked replicas' feeds written at or
