@@ -21,16 +21,4 @@ struct Command: Sendable {
     var acceptedOptions: Set<String> {
         options.union(acceptsConfig ? ["data", ConfigFile.pathOption] : ["data"])
     }
-
-    var help: String {
-        var text = "usage: peerd \(usage)\n\n\(summary)\n\nOptions:\n"
-        text += "  --data DIR     the data directory (default: $PEERD_DATA, else ./peerd-data)\n"
-        if acceptsConfig {
-            text +=
-                "  --config PATH  `key = value` settings for the options above (default: DIR/\(ConfigFile.defaultName)\n"
-            text += "                 when it exists); the command line overrides them\n"
-        }
-        text += "  --help         show this help\n"
-        return text
-    }
 }
