@@ -16,6 +16,12 @@ struct Command: Sendable {
 
     var name: String { path.joined(separator: " ") }
 
+    /// The exit status for a mistake on the command line or in a config file.
+    /// A command that reads a config file (`peerd run`) runs as a service: its
+    /// mistakes are configuration errors, kept apart from other failures so
+    /// that systemd does not restart it in a loop.
+    var mistakeStatus: Int32 { acceptsConfig ? ExitStatus.configuration : ExitStatus.usage }
+
     /// The options `Arguments.parse` accepts: the command's own, `--data`,
     /// and `--config` when it reads a config file.
     var acceptedOptions: Set<String> {

@@ -40,11 +40,12 @@ enum DaemonRuntime {
         // First of all, so that a SIGTERM during startup is not lost: it
         // waits in the sequence until the group listens.
         let signals = UnixSignals([SIGTERM, SIGINT])
-        try directory.requireReplica()
+        try configured { try directory.requireReplica() }
         let lock = try DaemonLock.acquire(directory)
-        let clusterKey = try directory.readClusterKey()
+        let clusterKey = try configured { try directory.readClusterKey() }
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
-        let token = try settings.tokenFile.map { try TokenFile.read($0) }
+        let token = try configured { try settings.tokenFile.map { try TokenFile.read($0) } }
+        _ = try configured { (try directory.identityKey(), try directory.certificate()) }
         let storage = try directory.openStorage(clockOffsetMs: settings.clockOffsetMs, logger: logger.write)
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
@@ -55,7 +56,7 @@ enum DaemonRuntime {
         configuration.listenHost = settings.listen.host
         configuration.listenPort = settings.listen.port
         configuration.peers = settings.peers
-        let identity = try directory.identity(replicaID: storage.replicaID)
+        let identity = try configured { try directory.identity(replicaID: storage.replicaID) }
         configuration.node.identity = identity
         // A replica that joined with an invite accepts only peers certified by the same admin.
         let offset = settings.clockOffsetMs
@@ -63,7 +64,7 @@ enum DaemonRuntime {
             adminKey: identity.certificate?.adminKey,
             wallClockMs: { UInt64(max(0, Int64(TrustPolicy.systemClockMs()) + offset)) })
         configuration.node.session.trust = trust
-        configuration.node.revocations = try directory.revocations()
+        configuration.node.revocations = try configured { try directory.revocations() }
         configuration.storeRevocations = { revocations in
             do {
                 try directory.store(revocations)
@@ -170,6 +171,17 @@ enum DaemonRuntime {
         DaemonInfo.remove(in: directory)
         withExtendedLifetime(lock) {}
         logger.write(LogRecord(.info, "stopped"))
+    }
+
+    /// Runs `body`, a step that reads the daemon's configuration (DIR, its
+    /// keys and certificate, the token file), and makes what it throws a
+    /// ``StartupConfigurationError``: a restart cannot fix it (exit code 78).
+    private static func configured<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw StartupConfigurationError(description: "\(error)")
+        }
     }
 
     private static func say(_ line: String) {
