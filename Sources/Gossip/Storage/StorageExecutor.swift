@@ -277,6 +277,27 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         }
     }
 
+    /// Removes the kept certificates `retention` finds no longer needed
+    /// (docs/identity.md, "Pruned certificates"), on the writer, and logs
+    /// how many; returns them.
+    @discardableResult
+    public func pruneCertificates(_ retention: CertificateRetention) throws -> [Certificate] {
+        try writer.sync {
+            if let refusal = deletedFileRefusal() { throw refusal }
+            let kept = try log.certificates().compactMap { try? Certificate(bytes: $0) }
+            let prune = retention.prunable(kept, feedOrigins: try log.feedOrigins())
+            guard !prune.isEmpty else { return [] }
+            try log.removeCertificates(prune.map(\.bytes))
+            certificatesSeen.subtract(prune.map(\.bytes))
+            let replicas = Set(prune.map(\.replicaID)).sorted().joined(separator: ",")
+            logger(
+                LogRecord(
+                    .info, "pruned certificates of revoked or long-expired replicas",
+                    [("count", "\(prune.count)"), ("replicas", replicas)]))
+            return prune
+        }
+    }
+
     /// Quarantines the feeds of fork proofs a peer sent, on the writer.
     func quarantine(_ proofs: [ForkProof], keys: FeedKeys) {
         writer.async { [self] in

@@ -65,6 +65,15 @@ enum DaemonRuntime {
             wallClockMs: { UInt64(max(0, Int64(TrustPolicy.systemClockMs()) + offset)) })
         configuration.node.session.trust = trust
         configuration.node.revocations = try configured { try directory.revocations() }
+        // Before the node loads the certificates the log keeps: those it no longer needs go.
+        let revoked = configuration.node.revocations.filter { $0.adminKey == trust.adminKey }.map(\.replicaID)
+        do {
+            try storage.pruneCertificates(
+                CertificateRetention(
+                    ownReplicaID: storage.replicaID, revoked: Set(revoked), nowMs: trust.wallClockMs()))
+        } catch {
+            logger.write(LogRecord(.warning, "cannot prune certificates", [("error", "\(error)")]))
+        }
         configuration.storeRevocations = { revocations in
             do {
                 try directory.store(revocations)
