@@ -91,13 +91,13 @@ extension HTTPServer {
     /// when its `Content-Length` is indeed unreadable. Not counted again:
     /// libmicrohttpd's refusal is (`refused`).
     func refuseUnreadableLength(_ connection: OpaquePointer) {
-        guard let declared = Self.header(connection, "Content-Length"),
-            UInt64(declared) == nil || !declared.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
-        else { return }
-        let isNumber = !declared.isEmpty && declared.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        guard let declared = Self.header(connection, "Content-Length") else { return }
+        let digits = !declared.isEmpty && declared.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        // A length libmicrohttpd reads: not the request it refuses (another's request line came in between).
+        guard !digits || UInt64(declared) == nil else { return }
         let shown = declared.count > 40 ? declared.prefix(40) + "…" : Substring(declared)
         let response =
-            isNumber
+            digits
             ? HTTPResponse.error(413, "too_large", "the request body is larger than \(limits.maxBodyBytes) bytes")
             : HTTPResponse.error(400, "bad_request", "Content-Length is not a number: \"\(shown)\"")
         _ = closeAnswering(response, on: connection)
@@ -114,17 +114,17 @@ extension HTTPServer {
         closeAnswering(tooLarge(), on: connection)
     }
 
-    /// Writes `response` on the connection's socket itself, which has sent
-    /// nothing for this request, shuts its write side so that the client
-    /// reads the reply and then the end, and returns `MHD_NO`, so that
-    /// libmicrohttpd closes the connection without sending anything of its
-    /// own. The reply is far smaller than an idle socket's send buffer; were
+    /// Writes `response` (a 400 or a 413) on the connection's socket
+    /// itself, which has sent nothing for this request, shuts its write side
+    /// so that the client reads the reply and then the end, and returns
+    /// `MHD_NO`, so that libmicrohttpd closes the connection without sending
+    /// anything of its own. The reply is far smaller than an idle socket's send buffer; were
     /// it not all taken, the client would see the connection closed, as
     /// without it.
     func closeAnswering(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         let socket = peersync_http_connection_socket(connection)
         guard socket >= 0, case .bytes(let body) = response.body else { return .NO }
-        let reason = response.status == 400 ? "Bad Request" : "Content Too Large"
+        let reason = response.status == 413 ? "Content Too Large" : "Bad Request"
         var head = "HTTP/1.1 \(response.status) \(reason)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
         let reply = Array((head + "\r\n").utf8) + body
