@@ -22,6 +22,8 @@ struct StartupExitTests {
     @Test("a bad flag, value, config file, data directory or token file exits 78 with one line saying what")
     func configurationErrorsExit78() throws {
         try temp.peerdOK(["init"], "a")
+        try temp.peerdOK(["init"], "damaged")
+        try Data("not a certificate".utf8).write(to: temp.url("damaged/certificate"))
         try "lisen = 127.0.0.1:0\n".write(toFile: temp.path("bad.conf"), atomically: true, encoding: .utf8)
         try "short\n".write(toFile: temp.path("token"), atomically: true, encoding: .utf8)
         for (dir, arguments, message) in [
@@ -30,6 +32,7 @@ struct StartupExitTests {
             ("a", ["--config", temp.path("bad.conf")], "\(temp.path("bad.conf")):1: unknown key \"lisen\""),
             ("a", ["--config", temp.path("missing.conf")], "no such config file"),
             ("none", [], "no replica in \(temp.path("none"))"),
+            ("damaged", [], "\(temp.path("damaged/certificate")): "),
             (
                 "a", ["--http", "127.0.0.1:0", "--http-token-file", temp.path("token")],
                 "must be one word of at least 16"

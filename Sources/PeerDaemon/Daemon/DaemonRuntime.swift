@@ -45,7 +45,11 @@ enum DaemonRuntime {
         let clusterKey = try configured { try directory.readClusterKey() }
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
         let token = try configured { try settings.tokenFile.map { try TokenFile.read($0) } }
-        _ = try configured { (try directory.identityKey(), try directory.certificate()) }
+        // An identity key that is missing is made when the log opens (a full disk then is exit 1, not 78).
+        try configured {
+            if FileManager.default.fileExists(atPath: directory.identityKeyPath) { _ = try directory.identityKey() }
+            _ = try directory.certificate()
+        }
         let storage = try directory.openStorage(clockOffsetMs: settings.clockOffsetMs, logger: logger.write)
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
