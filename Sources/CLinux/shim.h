@@ -55,9 +55,9 @@ static inline int peersync_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_
 
 static inline int peersync_inotify(void) { return inotify_init1(IN_CLOEXEC); }
 
-/* Watches a directory for files written, closed, created or moved in. */
+/* Watches a directory for files written, closed, created, moved in or out, or deleted. */
 static inline int peersync_inotify_watch_directory(int inotify, const char *path) {
-    return inotify_add_watch(inotify, path, IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO);
+    return inotify_add_watch(inotify, path, IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM);
 }
 
 /* Unix signals for an async program: a handler that only writes the

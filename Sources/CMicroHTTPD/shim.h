@@ -14,21 +14,61 @@ static const uint64_t peersync_http_size_unknown = MHD_SIZE_UNKNOWN;
 
 /* Told the status of every error response libmicrohttpd sends by itself
    (400 for a malformed request line or header, 431, 414, 505…), which
-   never reach the access handler. */
+   never reach the access handler; and told of the connection whose
+   `Content-Length` it refuses, so that the server answers it instead (see
+   peersync_http_log). `last_request` is the connection whose request line
+   libmicrohttpd read last, or NULL once it closed. */
 typedef struct {
     void (*status)(void *context, unsigned int status);
+    void (*unreadable_length)(void *context, struct MHD_Connection *connection);
     void *context;
+    struct MHD_Connection *last_request;
 } peersync_http_error_hook;
 
 /* libmicrohttpd 0.9.75 has no callback for its own error responses, but
    it logs each one through one message, "Error processing request (HTTP
    response code is %u ('%s')). Closing connection.", whose first argument
-   is the status. Every other message is dropped (it would go to stderr). */
+   is the status.
+
+   Its refusal of a `Content-Length` that is not a number or does not fit
+   64 bits (400, 413) comes with the header block twice: it builds the
+   header as it refuses, then once more as the request goes on to the
+   reply. It logs why just before, while parsing that request's headers,
+   on the polling thread that read its request line last, unless another
+   connection's came in between (the request head split across reads). So
+   `last_request` is handed over, and the server checks that its
+   `Content-Length` is indeed unreadable before it answers on its socket.
+   Every other message is dropped (it would go to stderr). */
 static inline void peersync_http_log(void *context, const char *format, va_list arguments) {
     static const char prefix[] = "Error processing request (HTTP response code is %u";
-    const peersync_http_error_hook *hook = (const peersync_http_error_hook *)context;
-    if (hook == NULL || format == NULL || strncmp(format, prefix, sizeof prefix - 1) != 0) return;
-    hook->status(hook->context, va_arg(arguments, unsigned int));
+    static const char malformed[] = "Failed to parse `Content-Length' header.";
+    static const char too_large[] = "Too large value of 'Content-Length' header.";
+    peersync_http_error_hook *hook = (peersync_http_error_hook *)context;
+    if (hook == NULL || format == NULL) return;
+    if (strncmp(format, prefix, sizeof prefix - 1) == 0) {
+        hook->status(hook->context, va_arg(arguments, unsigned int));
+    } else if ((strncmp(format, malformed, sizeof malformed - 1) == 0 ||
+                strncmp(format, too_large, sizeof too_large - 1) == 0) &&
+               hook->last_request != NULL) {
+        hook->unreadable_length(hook->context, hook->last_request);
+    }
+}
+
+/* Called as a request line is read (MHD_OPTION_URI_LOG_CALLBACK); NULL
+   leaves the request's own pointer unset for the access handler. */
+static inline void *peersync_http_request_line(void *context, const char *uri, struct MHD_Connection *connection) {
+    (void)uri;
+    ((peersync_http_error_hook *)context)->last_request = connection;
+    return NULL;
+}
+
+/* Forgets a connection that closes (MHD_OPTION_NOTIFY_CONNECTION). */
+static inline void peersync_http_connection_event(
+    void *context, struct MHD_Connection *connection, void **socket_context,
+    enum MHD_ConnectionNotificationCode code) {
+    (void)socket_context;
+    peersync_http_error_hook *hook = (peersync_http_error_hook *)context;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED && hook->last_request == connection) hook->last_request = NULL;
 }
 
 /* MHD_start_daemon is variadic, which Swift cannot call: this fixes the
@@ -65,6 +105,8 @@ static inline struct MHD_Daemon *peersync_http_start(
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+        MHD_OPTION_URI_LOG_CALLBACK, peersync_http_request_line, (void *)errors,
+        MHD_OPTION_NOTIFY_CONNECTION, peersync_http_connection_event, (void *)errors,
         MHD_OPTION_END);
 }
 

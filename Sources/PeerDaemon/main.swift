@@ -73,10 +73,12 @@ do {
     try await command.run(configured.arguments, directory)
 } catch let error as UsageError {
     // A wrong value from the config file: one line naming the file and line, as for its other mistakes.
-    if let blamed = configFile?.blame(error, commandLine: given) { fail("\(blamed)", code: 2) }
-    fail("\(error)\n\(command.help)", code: 2)
+    if let blamed = configFile?.blame(error, commandLine: given) { fail("\(blamed)", code: command.mistakeStatus) }
+    fail("\(error)\n\(command.help)", code: command.mistakeStatus)
 } catch let error as ConfigError {
-    fail("\(error)", code: 2)
+    fail("\(error)", code: command.mistakeStatus)
+} catch let error as StartupConfigurationError {
+    fail("error: \(error)", code: ExitStatus.configuration)
 } catch {
-    fail("error: \(error)", code: 1)
+    fail("error: \(error)", code: ExitStatus.failure)
 }

@@ -86,6 +86,8 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case replicaRevoked = "replica.revoked"
     /// This replica learned its own revocation from a peer that refused it (`replica`, `revoked_at`).
     case thisReplicaRevoked = "replica.revoked_self"
+    /// At start, certificates of revoked or long-expired replicas were removed (`count`, `replicas`).
+    case certificatesPruned = "certificates.pruned"
     /// A revocation was ignored (`cause`: `no_certificate` or `foreign_admin_key`; `replica`, `admin_key`).
     case revocationIgnored = "revocation.ignored"
     /// Revocations could not be stored; they hold until a restart (`error`).

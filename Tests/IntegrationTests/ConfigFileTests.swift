@@ -109,7 +109,7 @@ struct ConfigFileTests {
     }
 
     @Test(
-        "a bad config file is one line naming the file and line, exit code 2, and nothing started",
+        "a bad config file is one line naming the file and line, exit code 78, and nothing started",
         arguments: [
             BadFile(text: "listen = 127.0.0.1:0\nlisen = 127.0.0.1:0\n", line: 2, message: "unknown key \"lisen\""),
             BadFile(text: "# the daemon\n\nlisten 127.0.0.1:0\n", line: 3, message: "expected `key = value`"),
@@ -133,7 +133,7 @@ struct ConfigFileTests {
         let child = try run("a")
         #expect(child.waitForExit(timeout: .seconds(30)) != nil, "peerd run started despite the bad file")
         let ended = try child.stop(with: SIGKILL)
-        #expect(ended.reason == .exit && ended.status == 2)
+        #expect(ended.reason == .exit && ended.status == 78)
         child.stderr.waitForEnd(timeout: .seconds(5))
         #expect(child.stderr.lines.count == 1, "not one line: \(child.stderr.text)")
         #expect(child.stderr.text.hasPrefix("peerd: \(path):\(bad.line): \(bad.message)"), "\(child.stderr.text)")
@@ -147,7 +147,7 @@ struct ConfigFileTests {
         let child = try run("a", ["--config", path])
         #expect(child.waitForExit(timeout: .seconds(30)) != nil, "peerd run started without its config file")
         let ended = try child.stop(with: SIGKILL)
-        #expect(ended.reason == .exit && ended.status == 2)
+        #expect(ended.reason == .exit && ended.status == 78)
         child.stderr.waitForEnd(timeout: .seconds(5))
         #expect(child.stderr.text == "peerd: \(path): no such config file (given with --config)\n")
     }

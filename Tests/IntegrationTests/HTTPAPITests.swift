@@ -317,7 +317,7 @@ struct HTTPAPITests {
 
         let exposed = try Executables.peerd(
             ["run", "--listen", "127.0.0.1:0", "--no-mdns", "--http", "0.0.0.0:0"], data: temp.url("a"))
-        #expect(exposed.status == 2 && exposed.stderr.contains("--http-token-file"), "\(exposed.stderr)")
+        #expect(exposed.status == 78 && exposed.stderr.contains("--http-token-file"), "\(exposed.stderr)")
     }
 
     @Test("bad flags for the API are refused before anything starts")

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SyncProtocol
@@ -20,6 +21,14 @@ import Testing
         #expect(LogRecord(parsing: "level=info msg=hello") == nil)
         #expect(LogRecord(parsing: "level=info event=no.such.event msg=hello") == nil)
         #expect(LogRecord(parsing: "peerd: cannot open the database") == nil)
+    }
+
+    @Test func docsOperationsListsEveryEvent() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "docs/operations.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let missing = LogEvent.allCases.filter { !text.contains("| `\($0.rawValue)` |") }
+        #expect(missing.isEmpty, "docs/operations.md \"Log events\" lacks \(missing.map(\.rawValue))")
     }
 
     @Test func everyEventNameIsUniqueAndDotted() {

@@ -3,8 +3,9 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// Tells when another process may have committed to a database: inotify
-/// on its directory reports writes to the file or its WAL, and `changed`
+/// Tells when another process may have committed to a database, or
+/// deleted or replaced it: inotify on its directory reports writes to the
+/// file or its WAL, and the file deleted or moved, and `changed`
 /// runs (at most once per `coalesceMs`, on the watcher's thread). Without
 /// inotify it looks once a second instead. The executor then asks SQLite
 /// (`PRAGMA data_version`) whether anything was really committed.

@@ -21,6 +21,9 @@ import Synchronization
 ///   the failed work now and then, never in a loop.
 /// - Commits by other processes (an offline `peerd item`) are noticed
 ///   through inotify on the data directory, without polling.
+/// - A file deleted or replaced under it is noticed the same way, and
+///   before every write: the replica is degraded (`deleted`) and nothing
+///   more is written into the unlinked file.
 ///
 /// ```swift
 /// let storage = try StorageExecutor(path: "/var/lib/peerd/replica.db", logger: log)
@@ -80,6 +83,9 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// The bytes of every certificate the log held at the last look, or
     /// that this executor kept (writer queue only).
     private var certificatesSeen: Set<[UInt8]>
+    /// The device and inode of the file opened; another at `path` (or none)
+    /// means it was deleted or replaced while open.
+    private let fileIdentity: (device: UInt64, inode: UInt64)?
 
     /// Reads of at most this many events go to the live lane.
     static let liveReadEvents = 512
@@ -106,6 +112,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         cursorAfterLastCommit = try log.cursor()
         dataVersion = try log.externalChangeCounter()
         certificatesSeen = Set(try log.certificates())
+        fileIdentity = Self.identity(of: path)
         externalWrites = ExternalWrites(databasePath: path) { [weak self] in self?.checkExternalWrites() }
     }
 
@@ -131,6 +138,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     @discardableResult
     public func write<T>(_ body: (EventLog) throws -> T) throws -> T {
         try writer.sync {
+            if let refusal = deletedFileRefusal() { throw refusal }
             do {
                 let result = try body(log)
                 noteCommit(origin: .local)
@@ -214,6 +222,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             guard !closed.load(ordering: .acquiring) else {
                 return completion(.failure(StorageFailure("the replica is shutting down")))
             }
+            if let refusal = deletedFileRefusal() { return completion(.failure(StorageFailure(refusal))) }
             let count = batches.reduce(0) { $0 + $1.events.count }
             let outcome =
                 count >= Self.catchUpStoreEvents
@@ -252,6 +261,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         completion: @escaping @Sendable (Result<[ForkProof], StorageFailure>) -> Void
     ) {
         writer.async { [self] in
+            if let refusal = deletedFileRefusal() { return completion(.failure(StorageFailure(refusal))) }
             let proofs = LogStorage.compare(log, heads, keys: keys)
             if case .failure(let failure) = proofs { noteFailure(failure, what: "compare heads") }
             completion(proofs)
@@ -261,7 +271,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// Keeps certificates learned from peers, on the writer.
     func keep(_ certificates: [Certificate]) {
         writer.async { [self] in
-            guard !closed.load(ordering: .acquiring) else { return }
+            guard !closed.load(ordering: .acquiring), deletedFileRefusal() == nil else { return }
             if let failure = LogStorage.keep(log, certificates) {
                 noteFailure(failure, what: "keep certificates")
             } else {
@@ -270,10 +280,31 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         }
     }
 
+    /// Removes the kept certificates `retention` finds no longer needed
+    /// (docs/identity.md, "Pruned certificates"), on the writer, and logs
+    /// how many; returns them.
+    @discardableResult
+    public func pruneCertificates(_ retention: CertificateRetention) throws -> [Certificate] {
+        try writer.sync {
+            if let refusal = deletedFileRefusal() { throw refusal }
+            let kept = try log.certificates().compactMap { try? Certificate(bytes: $0) }
+            let prune = retention.prunable(kept, feedOrigins: try log.feedOrigins())
+            guard !prune.isEmpty else { return [] }
+            try log.removeCertificates(prune.map(\.bytes))
+            certificatesSeen.subtract(prune.map(\.bytes))
+            let replicas = Set(prune.map(\.replicaID)).sorted().joined(separator: ",")
+            logger(
+                LogRecord(
+                    .info, .certificatesPruned, "pruned certificates of revoked or long-expired replicas",
+                    [("count", "\(prune.count)"), ("replicas", replicas)]))
+            return prune
+        }
+    }
+
     /// Quarantines the feeds of fork proofs a peer sent, on the writer.
     func quarantine(_ proofs: [ForkProof], keys: FeedKeys) {
         writer.async { [self] in
-            guard !closed.load(ordering: .acquiring) else { return }
+            guard !closed.load(ordering: .acquiring), deletedFileRefusal() == nil else { return }
             if let failure = LogStorage.quarantine(log, proofs, keys: keys) {
                 noteFailure(failure, what: "quarantine a feed")
             }
@@ -283,7 +314,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// Writes the projection rows still pending, on the writer.
     func writePendingProjections() {
         writer.async { [self] in
-            guard !closed.load(ordering: .acquiring) else { return }
+            guard !closed.load(ordering: .acquiring), deletedFileRefusal() == nil else { return }
             if let failure = LogStorage.writePendingProjections(log) {
                 noteFailure(failure, what: "write projections")
             }
@@ -303,6 +334,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         externalWrites?.stop()
         writer.sync {
+            guard deletedFileRefusal() == nil else { return }
             if let failure = LogStorage.writePendingProjections(log) {
                 logger(
                     LogRecord(
@@ -336,7 +368,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     /// Another process may have committed: `data_version` tells.
     private func checkExternalWrites() {
         writer.async { [self] in
-            guard !closed.load(ordering: .acquiring), let version = try? log.externalChangeCounter(),
+            guard !closed.load(ordering: .acquiring), deletedFileRefusal() == nil,
+                let version = try? log.externalChangeCounter(),
                 version != dataVersion
             else { return }
             dataVersion = version
@@ -389,6 +422,35 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             LogRecord(
                 .error, .storageDegraded, "storage degraded",
                 [("fault", fault.kind.rawValue), ("while", what ?? "write"), ("error", fault.description)]))
+    }
+
+    /// The refusal of every write once the file is deleted or replaced
+    /// (`StorageFault.Kind.deleted`, which never heals: the connection
+    /// still has the old file open), noted as a fault the first time.
+    private func deletedFileRefusal() -> EventLogError? {
+        if let fault = healthState.withLock({ $0.fault }), fault.kind == .deleted {
+            return .storageFailed(fault)
+        }
+        guard let fileIdentity else { return nil }
+        let detail: String
+        if let now = Self.identity(of: path) {
+            guard now != fileIdentity else { return nil }
+            detail = "another file is at its path now"
+        } else {
+            guard errno == ENOENT || errno == ENOTDIR else { return nil }
+            detail = "no file is at its path any more"
+        }
+        let refusal = EventLogError.storageFailed(StorageFault(kind: .deleted, path: path, detail: detail))
+        noteFailure(refusal, what: "check the file")
+        return refusal
+    }
+
+    /// The device and inode of the file at `path`, or nil (with `errno`)
+    /// when there is none.
+    private static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
     /// A write succeeded: a fault that heals (a full disk, say) is over.

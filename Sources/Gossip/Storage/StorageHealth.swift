@@ -2,7 +2,7 @@ import Replica
 
 /// Whether the replica's database works: `ok`, or `degraded` after a
 /// storage fault (a damaged file, an I/O error, a full disk, a file that
-/// cannot be written). A degraded replica keeps serving what it can still
+/// cannot be written, a file deleted while open). A degraded replica keeps serving what it can still
 /// read; sync tries the work that failed again every few seconds instead of
 /// in a loop (docs/operations.md, "Storage faults").
 public struct StorageHealth: Sendable, Hashable {
@@ -28,6 +28,7 @@ public struct StorageHealth: Sendable, Hashable {
 
     /// True when a later successful write shows the fault is over: a full
     /// disk, an I/O error or a read-only file can heal; a damaged file
-    /// stays degraded, since a write that misses the damage proves nothing.
-    static func heals(_ fault: StorageFault) -> Bool { fault.kind != .damaged }
+    /// stays degraded, since a write that misses the damage proves nothing,
+    /// and so does a deleted one, which the daemon still has open.
+    static func heals(_ fault: StorageFault) -> Bool { fault.kind != .damaged && fault.kind != .deleted }
 }

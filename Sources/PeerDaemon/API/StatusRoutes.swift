@@ -228,7 +228,7 @@ struct Health: Codable {
 struct StorageReport: Codable {
     /// `ok` or `degraded`.
     var state: String
-    /// While degraded: `damaged`, `diskFull`, `io` or `readOnly`.
+    /// While degraded: `damaged`, `diskFull`, `io`, `readOnly` or `deleted`.
     var fault: String?
     /// While degraded: what happened and what to do.
     var message: String?

@@ -81,7 +81,8 @@ struct Arguments: Sendable {
     }
 }
 
-/// A mistake on the command line: printed with a hint to `--help`; exit code 2.
+/// A mistake on the command line: printed with the command's help; exit code
+/// 2 (78 for `peerd run`: ``Command/mistakeStatus``).
 struct UsageError: Error, CustomStringConvertible {
     let description: String
     /// The option whose value is wrong, and that value, when one is at

@@ -16,21 +16,15 @@ struct Command: Sendable {
 
     var name: String { path.joined(separator: " ") }
 
+    /// The exit status for a mistake on the command line or in a config file.
+    /// A command that reads a config file (`peerd run`) runs as a service: its
+    /// mistakes are configuration errors, kept apart from other failures so
+    /// that systemd does not restart it in a loop.
+    var mistakeStatus: Int32 { acceptsConfig ? ExitStatus.configuration : ExitStatus.usage }
+
     /// The options `Arguments.parse` accepts: the command's own, `--data`,
     /// and `--config` when it reads a config file.
     var acceptedOptions: Set<String> {
         options.union(acceptsConfig ? ["data", ConfigFile.pathOption] : ["data"])
-    }
-
-    var help: String {
-        var text = "usage: peerd \(usage)\n\n\(summary)\n\nOptions:\n"
-        text += "  --data DIR     the data directory (default: $PEERD_DATA, else ./peerd-data)\n"
-        if acceptsConfig {
-            text +=
-                "  --config PATH  `key = value` settings for the options above (default: DIR/\(ConfigFile.defaultName)\n"
-            text += "                 when it exists); the command line overrides them\n"
-        }
-        text += "  --help         show this help\n"
-        return text
     }
 }

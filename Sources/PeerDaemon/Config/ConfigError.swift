@@ -1,6 +1,6 @@
 /// A config file that cannot be used: one line naming the file (and the
 /// line, when one is at fault) and what is wrong. `peerd` prints it and exits
-/// with code 2 before the command starts.
+/// with code 78 (``ExitStatus/configuration``) before the command starts.
 ///
 /// ```
 /// peerd: /var/lib/peerd/peerd.conf:3: unknown key "listn"; known keys: listen, log-level, no-mdns, peer

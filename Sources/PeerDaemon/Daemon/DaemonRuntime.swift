@@ -40,11 +40,16 @@ enum DaemonRuntime {
         // First of all, so that a SIGTERM during startup is not lost: it
         // waits in the sequence until the group listens.
         let signals = UnixSignals([SIGTERM, SIGINT])
-        try directory.requireReplica()
+        try configured { try directory.requireReplica() }
         let lock = try DaemonLock.acquire(directory)
-        let clusterKey = try directory.readClusterKey()
+        let clusterKey = try configured { try directory.readClusterKey() }
         let logger = StandardErrorLog(minimumLevel: settings.logLevel)
-        let token = try settings.tokenFile.map { try TokenFile.read($0) }
+        let token = try configured { try settings.tokenFile.map { try TokenFile.read($0) } }
+        // An identity key that is missing is made when the log opens (a full disk then is exit 1, not 78).
+        try configured {
+            if FileManager.default.fileExists(atPath: directory.identityKeyPath) { _ = try directory.identityKey() }
+            _ = try directory.certificate()
+        }
         // The daemon's one wall clock: its log, trust checks, claim grants and health all read it.
         let clock = WallClock.system.offset(by: settings.clockOffsetMs)
         let storage = try directory.openStorage(clock: clock, logger: logger.write)
@@ -57,13 +62,25 @@ enum DaemonRuntime {
         configuration.listenHost = settings.listen.host
         configuration.listenPort = settings.listen.port
         configuration.peers = settings.peers
-        let identity = try directory.identity(replicaID: storage.replicaID)
+        let identity = try configured { try directory.identity(replicaID: storage.replicaID) }
         configuration.node.identity = identity
         // A replica that joined with an invite accepts only peers certified by the same admin.
         let trust = TrustPolicy(
             adminKey: identity.certificate?.adminKey, wallClockMs: { UInt64(max(0, clock.nowMs())) })
         configuration.node.session.trust = trust
-        configuration.node.revocations = try directory.revocations()
+        configuration.node.revocations = try configured { try directory.revocations() }
+        // Before the node loads the certificates the log keeps: those it no longer needs go.
+        let revoked = configuration.node.revocations.filter { $0.adminKey == trust.adminKey }.map(\.replicaID)
+        do {
+            try storage.pruneCertificates(
+                CertificateRetention(
+                    ownReplicaID: storage.replicaID, revoked: Set(revoked), nowMs: trust.wallClockMs()))
+        } catch {
+            logger.write(
+                LogRecord(
+                    .warning, .storageFailed, "cannot prune certificates",
+                    [("while", "prune certificates"), ("error", "\(error)")]))
+        }
         configuration.storeRevocations = { revocations in
             do {
                 try directory.store(revocations)
@@ -177,6 +194,17 @@ enum DaemonRuntime {
         DaemonInfo.remove(in: directory)
         withExtendedLifetime(lock) {}
         logger.write(LogRecord(.info, .replicaStopped, "stopped"))
+    }
+
+    /// Runs `body`, a step that reads the daemon's configuration (DIR, its
+    /// keys and certificate, the token file), and makes what it throws a
+    /// ``StartupConfigurationError``: a restart cannot fix it (exit code 78).
+    private static func configured<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw StartupConfigurationError(description: "\(error)")
+        }
     }
 
     private static func say(_ line: String) {

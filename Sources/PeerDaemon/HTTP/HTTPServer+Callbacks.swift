@@ -82,22 +82,50 @@ extension HTTPServer {
         return .error(413, "too_large", "the request body is larger than \(limits.maxBodyBytes) bytes")
     }
 
+    /// Answers a request whose `Content-Length` libmicrohttpd 0.9.75
+    /// refuses as it parses the headers (not a number: 400; more than 64
+    /// bits: 413), on its polling thread: its own refusal would carry the
+    /// header block twice (see `peersync_http_log`), so this one goes out on
+    /// the socket first and libmicrohttpd's then finds the socket shut.
+    /// `connection` is the one whose request line came last: answered only
+    /// when its `Content-Length` is indeed unreadable. Not counted again:
+    /// libmicrohttpd's refusal is (`refused`).
+    func refuseUnreadableLength(_ connection: OpaquePointer) {
+        guard let declared = Self.header(connection, "Content-Length") else { return }
+        let digits = !declared.isEmpty && declared.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        // A length libmicrohttpd reads: not the request it refuses (another's request line came in between).
+        guard !digits || UInt64(declared) == nil else { return }
+        let shown = declared.count > 40 ? declared.prefix(40) + "…" : Substring(declared)
+        let response =
+            digits
+            ? HTTPResponse.error(413, "too_large", "the request body is larger than \(limits.maxBodyBytes) bytes")
+            : HTTPResponse.error(400, "bad_request", "Content-Length is not a number: \"\(shown)\"")
+        _ = closeAnswering(response, on: connection)
+    }
+
     /// The 413 for a body without `Content-Length` that passed the limit.
     ///
     /// libmicrohttpd (0.9.75 and later) queues a response only right after
     /// the headers or once the whole body is in; `MHD_queue_response`
     /// refuses one in between, and returning `MHD_NO` alone closes the
-    /// connection without any response. So the 413 is written on the
-    /// socket here, which has sent nothing for this request, its write side
-    /// is shut so that the client reads the reply and then the end, and
-    /// `MHD_NO` has libmicrohttpd close the connection. The reply is far
-    /// smaller than an idle socket's send buffer; were it not all taken,
-    /// the client would see the connection closed, as without it.
+    /// connection without any response. So the 413 goes out through
+    /// ``closeAnswering(_:on:)``.
     private func refuseMidUpload(_ connection: OpaquePointer) -> MHD_Result {
-        let response = tooLarge()
+        closeAnswering(tooLarge(), on: connection)
+    }
+
+    /// Writes `response` (a 400 or a 413) on the connection's socket
+    /// itself, which has sent nothing for this request, shuts its write side
+    /// so that the client reads the reply and then the end, and returns
+    /// `MHD_NO`, so that libmicrohttpd closes the connection without sending
+    /// anything of its own. The reply is far smaller than an idle socket's send buffer; were
+    /// it not all taken, the client would see the connection closed, as
+    /// without it.
+    func closeAnswering(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         let socket = peersync_http_connection_socket(connection)
         guard socket >= 0, case .bytes(let body) = response.body else { return .NO }
-        var head = "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        let reason = response.status == 413 ? "Content Too Large" : "Bad Request"
+        var head = "HTTP/1.1 \(response.status) \(reason)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
         let reply = Array((head + "\r\n").utf8) + body
         _ = reply.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -143,7 +171,7 @@ extension HTTPServer {
         Unmanaged<StreamPump>.fromOpaque(context!).takeRetainedValue().finish()
     }
 
-    private static func header(_ connection: OpaquePointer, _ name: String) -> String? {
+    static func header(_ connection: OpaquePointer, _ name: String) -> String? {
         MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
     }
 

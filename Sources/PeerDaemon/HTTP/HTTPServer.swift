@@ -106,7 +106,11 @@ final class HTTPServer: @unchecked Sendable {
             to: peersync_http_error_hook(
                 status: { context, status in
                     Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().refused(Int(status))
-                }, context: Unmanaged.passUnretained(self).toOpaque()))
+                },
+                unreadable_length: { context, connection in
+                    guard let connection else { return }
+                    Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().refuseUnreadableLength(connection)
+                }, context: Unmanaged.passUnretained(self).toOpaque(), last_request: nil))
         errorHook = hook
         // libmicrohttpd owns (and closes) its own descriptor of the socket.
         let descriptor = dup(listener.descriptor)

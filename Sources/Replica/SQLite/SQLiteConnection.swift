@@ -11,8 +11,15 @@ final class SQLiteConnection {
     /// the SQL text on every call was a visible cost per stored event.
     private var literalStatements: [UnsafeRawPointer: SQLiteStatement] = [:]
 
+    /// How long a statement waits for a lock another connection holds
+    /// (a reader's checkpoint as it closes, a writer) before it fails with
+    /// `SQLITE_BUSY`.
+    static let busyTimeoutMs: Int32 = 10_000
+
     /// Opens (and with `create`, creates) the database at `path`; with
     /// `readOnly`, for reading only (every write fails with `SQLITE_READONLY`).
+    /// The busy timeout is set before anything reads the file, so that even
+    /// the first `PRAGMA` waits out another process's lock.
     init(path: String, create: Bool, readOnly: Bool = false) throws {
         var db: OpaquePointer?
         var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX
@@ -26,6 +33,7 @@ final class SQLiteConnection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Self.busyTimeoutMs)
     }
 
     deinit {

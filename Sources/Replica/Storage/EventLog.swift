@@ -196,7 +196,6 @@ public final class EventLog {
     }
 
     private static func configure(_ db: SQLiteConnection, options: Options) throws {
-        try db.execute("PRAGMA busy_timeout = 10000")
         // The journal mode is the file's: a reader takes it as it is.
         if !options.readOnly { try db.execute("PRAGMA journal_mode = WAL") }
         try db.execute(

@@ -27,6 +27,9 @@ public struct StorageFault: Error, Sendable, Hashable, CustomStringConvertible {
         /// directory or file system, or a file moved or deleted while open
         /// (`SQLITE_READONLY*`, `SQLITE_CANTOPEN`, `SQLITE_PERM`).
         case readOnly
+        /// The file open was deleted, or another put in its place, while
+        /// open: what is written would go to a file no one can open again.
+        case deleted
     }
 
     public var kind: Kind
@@ -58,6 +61,10 @@ public struct StorageFault: Error, Sendable, Hashable, CustomStringConvertible {
             return
                 "\(path) cannot be written (\(detail)): it, its directory or its file system is read-only, or it "
                 + "was moved or deleted while open; make it writable (or put it back) and start again"
+        case .deleted:
+            return
+                "\(path) was deleted or replaced while open (\(detail)); nothing more is written to it: stop the "
+                + "daemon, put the file back or restore it from a backup or a peer (docs/operations.md)"
         }
     }
 }
