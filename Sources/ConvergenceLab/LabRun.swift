@@ -4,7 +4,7 @@ import LabReport
 import NetworkLab
 import Replica
 
-/// One `peerd lab` run inside a brought-up ``NetLab``: the daemons, the
+/// One `peerd-lab` run inside a brought-up ``NetLab``: the daemons, the
 /// timeline of writes, faults and samples, the settle phase, the checks.
 final class LabRun {
     let configuration: LabConfiguration
@@ -23,7 +23,11 @@ final class LabRun {
     var faultRecords: [LabReport.Fault] = []
     private var activeFaults: [Int: LabPlan.Fault] = [:]
     /// The frame relays of the delay faults in force; killed with the run if it ends before their heal.
-    private let links = LabLinks()
+    private let links: LabLinks
+    /// The replies of the writes in flight.
+    let inbox = WriteInbox()
+    /// Fault kinds asked for that this run's peerd cannot make, with why.
+    let unavailable: [String: String]
     /// The plan's fault index → its band in ``faultRecords``.
     private var records: [Int: Int] = [:]
     /// Write index in the plan → the request it sent, for retries; slot → item id.
@@ -38,12 +42,17 @@ final class LabRun {
     var lastHealMs: Int64?
     var notes: [String] = []
 
-    init(configuration: LabConfiguration, plan: LabPlan, lab: NetLab, progress: ProgressLine) {
+    init(
+        configuration: LabConfiguration, plan: LabPlan, lab: NetLab, progress: ProgressLine,
+        unavailable: [String: String] = [:]
+    ) {
         self.configuration = configuration
         self.plan = plan
         self.lab = lab
         self.nodes = LabNodes(lab: lab)
         self.progress = progress
+        self.unavailable = unavailable
+        self.links = LabLinks(relay: configuration.labLink)
     }
 
     /// Milliseconds since the first daemon started.
@@ -68,15 +77,19 @@ final class LabRun {
         let settled = try await settle(from: lastHealMs)
         if configuration.plantDivergence { try await plantDivergence() }
         phase = "checks"
-        progress.update(line())
+        progress.update(state())
         let (nodeReports, checks) = try await check(settled: settled, lastHealMs: lastHealMs)
+        var conflicts = LabReport.Conflicts.tally(writes, faults: faultRecords)
+        (conflicts.claimsOverruled, conflicts.droppedEvents) = try await sessionOutcomes()
         progress.finish()
         return LabReport(
             configuration: LabReport.Configuration(
                 nodes: configuration.peers, relays: configuration.relays, durationMs: configuration.durationMs,
-                seed: configuration.seed, faults: configuration.faults.map(\.rawValue)),
+                seed: configuration.seed, faults: configuration.faults.map(\.rawValue), rate: configuration.rate,
+                unavailable: unavailable.isEmpty ? nil : unavailable),
             startedAtMs: startedAtMs, elapsedMs: nowMs, lastHealMs: lastHealMs, convergedAtMs: settled.convergedAtMs,
-            nodes: nodeReports, faults: faultRecords, writes: writes, samples: samples, checks: checks)
+            nodes: nodeReports, faults: faultRecords, writes: writes, samples: samples, checks: checks,
+            conflicts: conflicts)
     }
 
     // MARK: The timeline
@@ -96,19 +109,32 @@ final class LabRun {
         }
         actions.sort { ($0.atMs, $0.order) < ($1.atMs, $1.order) }
         var nextSampleMs: Int64 = 0
-        for (atMs, _, action) in actions {
-            while nextSampleMs <= atMs {
-                try await sleep(until: nextSampleMs)
-                sample()
-                nextSampleMs += 500
-            }
-            try await sleep(until: atMs)
-            switch action {
-            case .write(let index): try await send(index)
-            case .faultStart(let index): try await startFault(index)
-            case .faultEnd(let index): try await healFault(index)
+        // The writes' requests run in the group; the faults wait for theirs.
+        let failure = await withDiscardingTaskGroup { group -> (any Error)? in
+            do {
+                for (atMs, _, action) in actions {
+                    while nextSampleMs <= atMs {
+                        try await sleep(until: nextSampleMs)
+                        recordReplies()
+                        sample()
+                        nextSampleMs += 500
+                    }
+                    try await sleep(until: atMs)
+                    recordReplies()
+                    switch action {
+                    case .write(let index): send(index, in: &group)
+                    case .faultStart(let index): try await startFault(index)
+                    case .faultEnd(let index): try await healFault(index)
+                    }
+                }
+                return nil
+            } catch {
+                group.cancelAll()
+                return error
             }
         }
+        recordReplies()
+        if let failure { throw failure }
     }
 
     private func sleep(until ms: Int64) async throws {
@@ -171,7 +197,7 @@ final class LabRun {
                 noteCursor(member.node.name, cursor, at: atMs)
             }
         }
-        progress.update(line())
+        progress.update(state())
     }
 
     /// Records `cursor` in ``cursorHistory`` when it differs from the node's last one.
@@ -183,14 +209,14 @@ final class LabRun {
         cursor.heads.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 
-    func line() -> String {
-        let active = Set(activeFaults.values.map(\.kind.rawValue)).sorted().joined(separator: ",")
+    /// What the progress line shows now.
+    func state() -> ProgressLine.State {
         var latest: [String: Int64] = [:]
         for sample in samples.suffix(nodes.members.count) { latest[sample.node] = sample.events }
-        let events = nodes.members.map { "\($0.node.name)=\(latest[$0.node.name].map(String.init) ?? "-")" }
-        return "[lab seed \(configuration.seed)] \(phase) \(String(format: "%.1f", Double(nowMs) / 1000)) s"
-            + " faults: \(active.isEmpty ? "none" : active) writes: \(writes.count) events: "
-            + events.joined(separator: " ")
+        return ProgressLine.State(
+            seed: configuration.seed, phase: phase, atMs: nowMs,
+            faults: Set(activeFaults.values.map(\.kind.rawValue)).sorted(), writes: writes.count,
+            acknowledged: acknowledged.count, events: latest)
     }
 
     /// Reads a node's database in this process, read-only, beside its daemon.

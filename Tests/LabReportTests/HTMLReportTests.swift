@@ -15,7 +15,7 @@ struct HTMLReportTests {
     func header() {
         let html = HTMLReport(report).html
         #expect(html.hasPrefix("<!DOCTYPE html>"))
-        #expect(html.contains("<title>peerd lab · seed 42 · NOT converged</title>"))
+        #expect(html.contains("<title>peerd-lab · seed 42 · NOT converged</title>"))
         #expect(html.contains("<section class=\"verdict fail\"><p class=\"headline\">✘ NOT converged</p>"))
         #expect(html.contains("NOT converged: 1 check failed"))
         for fact in ["<dt>nodes</dt><dd>5</dd>", "<dt>relays</dt><dd>0</dd>", "<dt>seed</dt><dd>42</dd>"] {
