@@ -64,13 +64,13 @@ public struct WriteMix: Sendable {
         }
         let free = (0..<created).filter { held[$0] == nil }
         switch roll {
-        case _ where created < 3 || roll < 8:
+        case _ where created < 3 || roll < 10:
             created += 1
             return [write(.create, on: node, created - 1, value)]
-        case 8..<22: return [write(.rename, on: node, slot, value)]
-        case 22..<36: return [write(.quantity, on: node, slot, value)]
-        case 36..<42: return [write(.note, on: node, slot, value)]
-        case 42..<45: return [write(.delete, on: node, slot)]
+        case 10..<23: return [write(.rename, on: node, slot, value)]
+        case 23..<37: return [write(.quantity, on: node, slot, value)]
+        case 37..<43: return [write(.note, on: node, slot, value)]
+        case 43..<45: return [write(.delete, on: node, slot)]
         case 45..<52: return [write(.undo, on: node, slot)]
         case 52..<58:
             // The same request again, to the node it went to, with the same Idempotency-Key.
@@ -78,15 +78,15 @@ public struct WriteMix: Sendable {
             guard let picked = candidates.randomElement(using: &random) else { return [edit(on: node)] }
             let original = written[picked]
             return [write(.retry, on: original.node, original.slot, Int64(picked))]
-        case 58..<72:
+        case 58..<73:
             // One item edited on two or three nodes at the same moment.
             var nodes = Array(0..<peers)
             nodes.shuffle(using: &random)
             return nodes.prefix(min(peers, Int.random(in: 2...3, using: &random))).map { edit(on: $0) }
-        case 72..<78:
+        case 73..<77:
             // A delete on one node, an edit of the same item on another, at the same moment.
             return [write(.delete, on: node, slot), edit(on: other)]
-        case 78..<82:
+        case 77..<82:
             // An undo on one node against an edit on another.
             return [write(.undo, on: node, slot), edit(on: other)]
         case 82..<88:
