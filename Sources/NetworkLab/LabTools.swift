@@ -29,16 +29,20 @@ public struct LabTools: Sendable {
         self.isExecutable = isExecutable
     }
 
-    /// The tools of this process: its executable's folder (`/proc/self/exe`, symbolic links resolved), its
-    /// `PATH` and `$PEERSYNC_NETLAB`.
+    /// The tools of this process: its executable's folder (where `/proc/self/exe` pointed when first asked,
+    /// so that a rebuild replacing the file meanwhile changes nothing), its `PATH` and `$PEERSYNC_NETLAB`.
     public static var running: LabTools {
         let environment = ProcessInfo.processInfo.environment
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         return LabTools(
-            directory: executable.deletingLastPathComponent(),
-            path: (environment["PATH"] ?? "").split(separator: ":").map(String.init),
+            directory: executableDirectory, path: (environment["PATH"] ?? "").split(separator: ":").map(String.init),
             netlabVariable: environment["PEERSYNC_NETLAB"])
     }
+
+    private static let executableDirectory: URL = {
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let path = link.map { $0.hasSuffix(" (deleted)") ? String($0.dropLast(10)) : $0 } ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: path).resolvingSymlinksInPath().deletingLastPathComponent()
+    }()
 
     /// The folder of `netlab.sh` in a build's products: SwiftPM copies the script there as `NetworkLab`'s
     /// resource.
