@@ -115,6 +115,47 @@ struct ConvergenceLabTests {
         #expect(report.faults.contains { $0.kind == "plant" && $0.nodes == ["n3"] })
     }
 
+    @Test(
+        "installed in bin/ with netlab.sh in share/peersync/, beside a peerd without --clock-offset-ms: no clock faults, said in the report"
+    )
+    func releasePeerdLeavesClockOut() async throws {
+        let directory = try TemporaryDirectory()
+        let bin = directory.url("bin")
+        let share = directory.url("share/peersync")
+        for folder in [bin, share] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        for program in ["peerd-lab", "peerd-lab-link"] {
+            try FileManager.default.copyItem(at: Executables.url(program), to: bin.appendingPathComponent(program))
+        }
+        try FileManager.default.copyItem(
+            atPath: NetLab.defaultScript, toPath: share.appendingPathComponent("netlab.sh").path)
+        // A release peerd: refuses the test option as an unknown option (exit 2), and is the debug peerd otherwise.
+        let peerd = bin.appendingPathComponent("peerd")
+        try Data(
+            """
+            #!/bin/sh
+            for word in "$@"; do [ "$word" = --clock-offset-ms ] && { echo "unknown option $word" >&2; exit 2; }; done
+            exec \(Lab.peerd) "$@"
+
+            """.utf8
+        ).write(to: peerd)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: peerd.path)
+
+        let report = directory.url("report")
+        let result = try await ChildProcess.run(
+            bin.appendingPathComponent("peerd-lab"),
+            ["--nodes", "2", "--duration", "12s", "--seed", "2", "--faults", "clock,kill", "--report", report.path],
+            environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"], timeout: .seconds(200))
+        let written = try LabReport.decode(Data(contentsOf: report.appendingPathComponent("lab-report.json")))
+        #expect(result.status == 0, "\(result)")
+        #expect(written.passed)
+        #expect(written.configuration.faults == ["kill"])
+        #expect(written.configuration.unavailable?.keys.sorted() == ["clock"])
+        #expect(!written.faults.contains { $0.kind == "clock" })
+        #expect(written.faults.contains { $0.kind == "kill" }, "the rest of the run happened")
+    }
+
     @Test("Ctrl-C while the faults run: exit 130, the lab's namespaces and its note in /run/peerd-lab are gone")
     func interruptedRunTakesItsHostsDown() async throws {
         let directory = try TemporaryDirectory()

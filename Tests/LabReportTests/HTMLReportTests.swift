@@ -27,6 +27,19 @@ struct HTMLReportTests {
         #expect(HTMLReport(LabReport.sample(failing: false)).html.contains("verdict pass"))
     }
 
+    @Test("the rate asked, the conflicts counted and a fault kind left out are facts of the run")
+    func conflictsAndLeftOut() {
+        var report = LabReport.sample()
+        report.configuration.rate = 25
+        report.configuration.unavailable = ["clock": "no --clock-offset-ms in this peerd"]
+        report.conflicts = LabReport.Conflicts(concurrentEdits: 12, claims: 3, takeovers: 1)
+        let html = HTMLReport(report).html
+        #expect(html.contains("<dt>rate asked</dt><dd>25 writes/s</dd>"))
+        #expect(html.contains("<dt>conflicts</dt><dd>\(report.conflicts!.summary)</dd>"))
+        #expect(html.contains("<dt>left out: clock</dt><dd>no --clock-offset-ms in this peerd</dd>"))
+        #expect(!HTMLReport(LabReport.sample()).html.contains("<dt>conflicts</dt>"), "an older report has none")
+    }
+
     @Test("every node has a lane in the SVG and a row in the table, with its figures")
     func nodes() throws {
         let html = HTMLReport(report).html
