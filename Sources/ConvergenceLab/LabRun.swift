@@ -16,23 +16,20 @@ final class LabRun {
     private var origin = ContinuousClock.now
     private(set) var startedAtMs: Int64 = 0
 
+    /// The workload's records, once it ended; ``counts`` while it runs.
     var writes: [LabReport.Write] = []
     var acknowledged: [Int: AcknowledgedWrite] = [:]
     var retries: [(retry: Int, original: Int)] = []
+    private let counts = WorkloadCounts()
     private var samples: [LabReport.Sample] = []
     var faultRecords: [LabReport.Fault] = []
     private var activeFaults: [Int: LabPlan.Fault] = [:]
     /// The frame relays of the delay faults in force; killed with the run if it ends before their heal.
     private let links: LabLinks
-    /// The replies of the writes in flight.
-    let inbox = WriteInbox()
     /// Fault kinds asked for that this run's peerd cannot make, with why.
     let unavailable: [String: String]
     /// The plan's fault index → its band in ``faultRecords``.
     private var records: [Int: Int] = [:]
-    /// Write index in the plan → the request it sent, for retries; slot → item id.
-    var requests: [Int: (host: Int, path: String, body: String?, key: String, reportIndex: Int)] = [:]
-    var itemIDs: [Int: String] = [:]
     /// Bytes counted by daemons that have ended, by host.
     var bytesBefore: [Int: (sent: Int64, received: Int64)] = [:]
     var phase = "starting"
@@ -95,46 +92,55 @@ final class LabRun {
     // MARK: The timeline
 
     private enum Action {
-        case write(Int)
         case faultStart(Int)
         case faultEnd(Int)
+        /// The last write's time: samples go on until then.
+        case end
     }
 
+    /// The workload on a task of its own, and here the faults, in plan order, with a sample every 500 ms.
     private func runTimeline() async throws {
+        let peers = (1...configuration.peers)
+        let workload = WorkloadPlan(
+            writes: plan.writes, seed: configuration.seed,
+            namespaces: Dictionary(uniqueKeysWithValues: peers.map { ($0, lab.namespace(of: $0)) }),
+            names: Dictionary(uniqueKeysWithValues: peers.map { ($0, name(of: $0)) }), origin: origin)
+        let counts = counts
+        let outcome = try await withThrowingTaskGroup(of: Workload.Outcome.self) { group in
+            group.addTask { try await Workload(workload, counts: counts).run() }
+            do {
+                try await runFaults()
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            return try await group.next()!
+        }
+        (writes, acknowledged, retries) = (outcome.writes, outcome.acknowledged, outcome.retries)
+    }
+
+    private func runFaults() async throws {
         var actions: [(atMs: Int64, order: Int, action: Action)] = []
-        for (index, write) in plan.writes.enumerated() { actions.append((write.atMs, 2, .write(index))) }
         for (index, fault) in plan.faults.enumerated() {
             actions.append((fault.startMs, 1, .faultStart(index)))
             actions.append((fault.endMs, 0, .faultEnd(index)))
         }
+        actions.append((plan.writes.last?.atMs ?? 0, 2, .end))
         actions.sort { ($0.atMs, $0.order) < ($1.atMs, $1.order) }
         var nextSampleMs: Int64 = 0
-        // The writes' requests run in the group; the faults wait for theirs.
-        let failure = await withDiscardingTaskGroup { group -> (any Error)? in
-            do {
-                for (atMs, _, action) in actions {
-                    while nextSampleMs <= atMs {
-                        try await sleep(until: nextSampleMs)
-                        recordReplies()
-                        sample()
-                        nextSampleMs += 500
-                    }
-                    try await sleep(until: atMs)
-                    recordReplies()
-                    switch action {
-                    case .write(let index): send(index, in: &group)
-                    case .faultStart(let index): try await startFault(index)
-                    case .faultEnd(let index): try await healFault(index)
-                    }
-                }
-                return nil
-            } catch {
-                group.cancelAll()
-                return error
+        for (atMs, _, action) in actions {
+            while nextSampleMs <= atMs {
+                try await sleep(until: nextSampleMs)
+                sample()
+                nextSampleMs += 500
+            }
+            try await sleep(until: atMs)
+            switch action {
+            case .faultStart(let index): try await startFault(index)
+            case .faultEnd(let index): try await healFault(index)
+            case .end: break
             }
         }
-        recordReplies()
-        if let failure { throw failure }
     }
 
     private func sleep(until ms: Int64) async throws {
@@ -215,8 +221,9 @@ final class LabRun {
         for sample in samples.suffix(nodes.members.count) { latest[sample.node] = sample.events }
         return ProgressLine.State(
             seed: configuration.seed, phase: phase, atMs: nowMs,
-            faults: Set(activeFaults.values.map(\.kind.rawValue)).sorted(), writes: writes.count,
-            acknowledged: acknowledged.count, events: latest)
+            faults: Set(activeFaults.values.map(\.kind.rawValue)).sorted(),
+            writes: counts.sent.load(ordering: .relaxed), acknowledged: counts.acknowledged.load(ordering: .relaxed),
+            events: latest)
     }
 
     /// Reads a node's database in this process, read-only, beside its daemon.

@@ -30,6 +30,8 @@ struct NodeAPI: Sendable {
 
     init(lab: NetLab, host: Int) { namespace = lab.namespace(of: host) }
 
+    init(namespace: String) { self.namespace = namespace }
+
     /// Sends one request; `timeoutSeconds` bounds it (a stopped daemon never answers).
     func request(
         _ method: String, _ path: String, body: String? = nil, idempotencyKey: String? = nil,
