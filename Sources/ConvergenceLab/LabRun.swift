@@ -53,12 +53,7 @@ final class LabRun {
     }
 
     /// Milliseconds since the first daemon started.
-    var nowMs: Int64 {
-        let elapsed = clock.now - origin
-        return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-    }
-
-    func host(ofPeer index: Int) -> Int { index + 1 }
+    var nowMs: Int64 { (clock.now - origin).wholeMilliseconds }
 
     /// Runs everything and returns the report.
     func run() async throws -> LabReport {

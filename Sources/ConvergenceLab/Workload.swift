@@ -71,10 +71,7 @@ final class Workload {
         self.counts = counts
     }
 
-    private var nowMs: Int64 {
-        let elapsed = ContinuousClock.now - plan.origin
-        return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-    }
+    private var nowMs: Int64 { (ContinuousClock.now - plan.origin).wholeMilliseconds }
 
     /// Sends every planned write at its time and returns what was recorded once every reply came.
     func run() async throws -> Outcome {
@@ -197,4 +194,9 @@ final class Workload {
             if let original = sent.original { retries.append((sent.reportIndex, original)) }
         }
     }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, rounded down.
+    var wholeMilliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
 }
