@@ -202,3 +202,22 @@ struct ConvergenceLabTests {
         var acknowledged: Int
     }
 }
+
+/// `peerd-lab`'s usage mistakes, which need no root: exit 2 and one line that starts with `peerd-lab:`.
+struct PeerLabUsageTests {
+    @Test("bad options exit 2 with one clear line, before anything runs")
+    func usageErrors() async throws {
+        for arguments in [
+            [], ["--nodes", "1"], ["--nodes", "3", "--faults", "netem"], ["--nodes", "3", "--duration", "soon"],
+            ["--nodes", "3", "--plant", "fork"], ["--nodes", "3", "--rate", "0"],
+            ["--nodes", "3", "--progress", "xml"],
+            ["--nodes", "3", "--colour", "red"], ["--nodes", "3", "extra"],
+        ] {
+            let result = try await ChildProcess.run(URL(fileURLWithPath: PeerLab.executable), arguments)
+            #expect(result.status == 2, "\(arguments): \(result)")
+            #expect(arguments.isEmpty || result.stderr.hasPrefix("peerd-lab: "), "\(arguments): \(result)")
+        }
+        let help = try await ChildProcess.run(URL(fileURLWithPath: PeerLab.executable), ["--help"])
+        #expect(help.status == 0 && help.stdout.hasPrefix("usage: peerd-lab --nodes N"))
+    }
+}
