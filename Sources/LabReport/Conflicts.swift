@@ -27,7 +27,8 @@ extension LabReport {
         public var takeovers: Int
         /// Acknowledged releases.
         public var releases: Int
-        /// Writes refused because another writer held the item (`entity_held`, `taken_over`).
+        /// Writes and claims refused because another writer held the item (`entity_held`, `taken_over`, and for
+        /// a claim `claim_refused` by a relay or `claim_needs_grant`).
         public var refusedByHolder: Int
         /// Claims that the fold did not let stand (two claims that both saw the item free: the later one in
         /// the canonical order), from the first node's session reports; nil when not asked.
@@ -53,6 +54,8 @@ extension LabReport {
         }
 
         static let edits: Set<String> = ["rename", "quantity", "note"]
+        /// The API's codes for a write or claim refused because another writer holds the item (docs/http-api.md).
+        static let holderRefusals: Set<String> = ["entity_held", "taken_over", "claim_refused", "claim_needs_grant"]
 
         /// The counts of `writes` under `faults` (partitions: the band's `nodes` against the rest).
         public static func tally(_ writes: [Write], faults: [Fault]) -> Conflicts {
@@ -85,7 +88,7 @@ extension LabReport {
             conflicts.claims = acknowledged.count { $0.kind == "claim" }
             conflicts.takeovers = acknowledged.count { $0.kind == "takeover" }
             conflicts.releases = acknowledged.count { $0.kind == "release" }
-            conflicts.refusedByHolder = writes.count { $0.refusal == "entity_held" || $0.refusal == "taken_over" }
+            conflicts.refusedByHolder = writes.count { $0.refusal.map(holderRefusals.contains) ?? false }
             return conflicts
         }
 

@@ -111,11 +111,13 @@ struct ConflictTallyTests {
             Self.write("n2", 2_000, "takeover"), Self.write("n2", 3_000, "release"),
             Self.write("n1", 4_000, "undo"), Self.write("n2", 4_200, "rename"),
             Self.write("n3", 4_300, "rename", ok: false),
+            Write(node: "n3", atMs: 5_000, kind: "claim", item: "a", acknowledged: false, refusal: "claim_refused"),
+            Write(node: "n3", atMs: 5_100, kind: "rename", item: "a", acknowledged: false, refusal: "no_answer"),
         ]
         let conflicts = LabReport.Conflicts.tally(writes, faults: [])
         #expect(conflicts.claims == 1 && conflicts.takeovers == 1 && conflicts.releases == 1)
         #expect(conflicts.undos == 1 && conflicts.undosAgainstEdit == 1)
-        #expect(conflicts.refusedByHolder == 2)
+        #expect(conflicts.refusedByHolder == 3, "entity_held twice and a relay's claim_refused, not no_answer")
         #expect(conflicts.claimsOverruled == nil && conflicts.droppedEvents == nil)
     }
 }
