@@ -4,15 +4,19 @@ import PackageDescription
 // The target graph (docs/architecture.md draws it): dependencies only point
 // down, from the executables through the shells to the pure cores.
 //
-//   PeerDaemon, PeerBench, PeerDemo, MDNSProbe,    executables (LabLink: peerd lab's delayed link)
-//   LabLink
+//   PeerDaemon, PeerBench, PeerDemo, MDNSProbe,    executables (PeerLab: peerd-lab, the convergence lab;
+//   PeerLab, LabLink                               LabLink: peerd-lab-link, its delayed link)
+//   ConvergenceLab                                 peerd-lab's runs: plan, faults, workload, checks
 //   Gossip, Discovery, DaemonClient, Simulator     shells and tools
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
 //   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
-//                                                  the benchmark, the tests and ConvergenceLab (peerd lab)
-//   LabReport                                      a peerd lab run's report: JSON, terminal table, HTML
+//                                                  the benchmark, the tests and ConvergenceLab
+//   LabReport                                      a peerd-lab run's report: JSON, terminal table, HTML
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
 //   CPacket, CZstd
+//
+// peerd links none of the lab's targets (ConvergenceLab, NetworkLab, LabReport, ChildProcesses):
+// `swift build --product peerd` builds none of them.
 let package = Package(
     name: "PeerSync",
     products: [
@@ -25,6 +29,7 @@ let package = Package(
         .executable(name: "peerd-bench", targets: ["PeerBench"]),
         .executable(name: "peerd-demo", targets: ["PeerDemo"]),
         .executable(name: "mdns-probe", targets: ["MDNSProbe"]),
+        .executable(name: "peerd-lab", targets: ["PeerLab"]),
         .executable(name: "peerd-lab-link", targets: ["LabLink"]),
         .executable(name: "field-notes", targets: ["FieldNotes"]),
         .executable(name: "status-probe", targets: ["StatusProbe"]),
@@ -74,17 +79,24 @@ let package = Package(
         .target(name: "DaemonClient", dependencies: ["PeerNet"]),
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
         .target(name: "ChildProcesses"),
-        .target(name: "NetworkLab", dependencies: ["ChildProcesses"]),
+        .target(
+            // netlab.sh is a resource so that a build puts it beside the executables (LabTools finds it there).
+            name: "NetworkLab", dependencies: ["ChildProcesses"], resources: [.copy("netlab.sh")]),
         .target(name: "LabReport"),
         .target(name: "ConvergenceLab", dependencies: ["NetworkLab", "ChildProcesses", "LabReport", "Replica"]),
         .executableTarget(name: "MDNSProbe", dependencies: ["Discovery", "SyncProtocol"]),
         .executableTarget(name: "LabLink", dependencies: ["CPacket", "CLinux"]),
         .executableTarget(
+            name: "PeerLab", dependencies: ["ConvergenceLab", "NetworkLab", "ChildProcesses", "LabReport", "Lifecycle"]),
+        .executableTarget(
             name: "PeerDaemon",
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "Lifecycle", "CMicroHTTPD", "DaemonClient",
-                "ConvergenceLab", "CLinux",
-            ]),
+                "CLinux",
+            ],
+            // Options for tests and the lab only (`peerd run --clock-offset-ms`): debug builds have them, a
+            // release peerd does not (docs/lab.md, "Test-only options").
+            swiftSettings: [.define("PEERD_TEST_FLAGS", .when(configuration: .debug))]),
         .executableTarget(name: "PeerDemo", dependencies: ["ChildProcesses"]),
         .executableTarget(
             name: "PeerBench",
@@ -109,7 +121,7 @@ let package = Package(
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "DaemonClient", "PeerNet", "TestSupport", "LabReport",
             ]),
-        .testTarget(name: "ConvergenceLabTests", dependencies: ["ConvergenceLab", "LabReport"]),
+        .testTarget(name: "ConvergenceLabTests", dependencies: ["ConvergenceLab", "NetworkLab", "LabReport"]),
         .testTarget(name: "LabReportTests", dependencies: ["LabReport", "TestSupport"]),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "Gossip", "SyncProtocol", "Replica", "TestSupport"]),

@@ -3,7 +3,7 @@ import Foundation
 import LabReport
 import NetworkLab
 
-/// `peerd lab`: N real nodes on network hosts under a seeded schedule of
+/// `peerd-lab`: N real nodes on network hosts under a seeded schedule of
 /// faults and a seeded workload, then checks that they converged
 /// (docs/lab.md).
 ///
@@ -21,38 +21,59 @@ public enum ConvergenceLab {
         public var summary: String
     }
 
-    /// Why a lab cannot run here, or nil: root, the netlab tools, `tc`, `curl`, `nft` (for packet loss) and
-    /// `sqlite3` (for a planting).
+    /// Why a lab cannot run here, or nil: root, the netlab tools, `tc`, `curl`, `nft` (for packet loss),
+    /// `sqlite3` (for a planting), and `peerd-lab-link` (for added delay).
     public static func unavailableReason(_ configuration: LabConfiguration) -> String? {
         guard FileManager.default.isExecutableFile(atPath: configuration.netlab) else {
             return "no netlab script at \(configuration.netlab) (give --netlab PATH or set PEERSYNC_NETLAB)"
         }
         var executables = [configuration.peerd]
-        // The delay fault's frame relay.
         if configuration.faults.contains(.delay) {
-            executables.append(LabLinks.relay(besidePeerd: configuration.peerd))
+            guard let link = configuration.labLink else { return "the delay fault needs peerd-lab-link" }
+            executables.append(link)
         }
         if let reason = NetLab.unavailableReason(script: configuration.netlab, executables: executables) {
             return reason
         }
-        var tools = ["/usr/sbin/ip", "/usr/sbin/tc", "/usr/bin/curl"]
+        var tools = ["/usr/sbin/ip", "/usr/sbin/tc", "/usr/bin/curl", "/usr/bin/nsenter"]
         if configuration.plantDivergence { tools.append("/usr/bin/sqlite3") }
         if configuration.faults.contains(.loss) { tools.append("/usr/sbin/nft") }
         for tool in tools where !FileManager.default.isExecutableFile(atPath: tool) {
-            return "the lab needs \(tool) (packages iproute2, curl, nftables, sqlite3)"
+            return "the lab needs \(tool) (packages iproute2, curl, util-linux, nftables, sqlite3)"
         }
         return nil
     }
 
+    /// Whether `peerd` takes `run --clock-offset-ms` (a debug build's test option, docs/lab.md): a release
+    /// build refuses the option as a usage mistake (exit 2) before it looks at its data directory, a debug
+    /// build gets past it and fails on the data directory that cannot exist.
+    public static func peerdTakesClockOffset(_ peerd: String) async -> Bool {
+        let probe = try? await ChildProcess.run(
+            URL(fileURLWithPath: peerd),
+            ["run", "--clock-offset-ms", "0", "--http", "off", "--data", "/dev/null/peerd-lab-probe"])
+        guard let probe else { return false }
+        return probe.status != 2 && probe.status != 0
+    }
+
     /// Runs the lab and writes its reports; the lab's hosts are taken down whatever happens,
     /// also when the task is cancelled (Ctrl-C).
-    public static func run(_ configuration: LabConfiguration, progress: ProgressLine) async throws -> Outcome {
+    public static func run(_ asked: LabConfiguration, progress: ProgressLine) async throws -> Outcome {
+        var configuration = asked
+        var unavailable: [String: String] = [:]
+        if configuration.faults.contains(.clock), !(await peerdTakesClockOffset(configuration.peerd)) {
+            // A release peerd: the run does everything else, and its report says what it left out.
+            configuration.faults.removeAll { $0 == .clock }
+            unavailable[FaultKind.clock.rawValue] =
+                "\(configuration.peerd) has no --clock-offset-ms (a release build): no clock faults in this run; "
+                + "a debug build (`swift build --product peerd`) has it"
+            progress.say("peerd-lab: \(unavailable[FaultKind.clock.rawValue]!)")
+        }
         let plan = LabPlan.make(
             seed: configuration.seed, peers: configuration.peers, relays: configuration.relays,
-            durationMs: configuration.durationMs, kinds: configuration.faults)
+            durationMs: configuration.durationMs, kinds: configuration.faults, rate: configuration.rate)
         progress.say(
-            "peerd lab: seed \(configuration.seed), \(configuration.peers) nodes, \(configuration.relays) relays, "
-                + "\(plan.faults.count) faults, \(plan.writes.count) writes planned")
+            "peerd-lab: seed \(configuration.seed), \(configuration.peers) nodes, \(configuration.relays) relays, "
+                + "\(plan.faults.count) faults, \(plan.writes.count) writes planned (\(configuration.rate) a second)")
         for prefix in await LabLeftovers.sweep(script: configuration.netlab) {
             progress.say("took down the hosts of an earlier lab that ended without doing so (prefix \(prefix))")
         }
@@ -69,7 +90,8 @@ public enum ConvergenceLab {
         ) { lab in
             try LabLeftovers.note(prefix: lab.prefix, state: lab.path("lab"))
             noted = lab.prefix
-            let run = LabRun(configuration: configuration, plan: plan, lab: lab, progress: progress)
+            let run = LabRun(
+                configuration: configuration, plan: plan, lab: lab, progress: progress, unavailable: unavailable)
             do {
                 return (try await run.run(), run.notes, lab.directory)
             } catch {

@@ -1,4 +1,4 @@
-/// The kinds of fault `peerd lab` can schedule (docs/lab.md, "Faults").
+/// The kinds of fault `peerd-lab` can schedule (docs/lab.md, "Faults").
 public enum FaultKind: String, CaseIterable, Sendable, Codable {
     /// A group of hosts moved to a bridge of its own: cut off from the rest, mDNS included.
     case partition
@@ -37,7 +37,7 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
     }
 }
 
-/// A `peerd lab` request that cannot run as given (exit 2).
+/// A `peerd-lab` request that cannot run as given (exit 2).
 public struct LabUsageError: Error, CustomStringConvertible {
     public var description: String
 

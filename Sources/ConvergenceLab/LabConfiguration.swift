@@ -1,12 +1,14 @@
 import Foundation
 
-/// A `peerd lab` run as asked for (docs/lab.md, "Usage").
+/// A `peerd-lab` run as asked for (docs/lab.md, "Options").
 public struct LabConfiguration: Sendable {
     public var peers: Int
     public var relays: Int
     public var durationMs: Int64
     public var seed: UInt64
     public var faults: [FaultKind]
+    /// `--rate`: writes a second across all peer nodes.
+    public var rate = LabConfiguration.defaultRate
     /// `--keep DIR`: the lab's work directory (every data directory and log) goes there and stays.
     public var keep: String?
     /// `--report DIR`; nil: `peerd-lab-SEED-TIME` in the current directory.
@@ -15,10 +17,15 @@ public struct LabConfiguration: Sendable {
     public var settleMs: Int64 = 60_000
     /// `--plant divergence` (tests only): one event removed from one node's file while it is stopped.
     public var plantDivergence = false
-    /// `scripts/netlab.sh`.
+    /// `netlab.sh`.
     public var netlab: String
     /// The `peerd` the hosts run.
     public var peerd: String
+    /// `peerd-lab-link`, the delay fault's frame relay; nil when the faults include no delay.
+    public var labLink: String?
+
+    /// Writes a second unless `--rate` says otherwise.
+    public static let defaultRate = 25
 
     public init(
         peers: Int, relays: Int, durationMs: Int64, seed: UInt64, faults: [FaultKind], netlab: String, peerd: String

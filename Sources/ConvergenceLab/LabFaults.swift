@@ -35,7 +35,7 @@ struct LabFaults {
             try await ip(["-n", bridgeNamespace, "link", "set", "e\(host)", "up"])
             try await ip(["-n", bridgeNamespace, "link", "set", "d\(host)", "up"])
             try links.start(
-                host: host, relay: relayExecutable, namespace: bridgeNamespace, between: ("v\(host)", "d\(host)"),
+                host: host, namespace: bridgeNamespace, between: ("v\(host)", "d\(host)"),
                 delayMs: fault.parameter)
         case .loss:
             // `parameter` per mille of the packets the host receives or sends are dropped.
@@ -90,9 +90,6 @@ struct LabFaults {
     }
 
     private var bridgeNamespace: String { "\(lab.prefix)br" }
-
-    /// `peerd-lab-link`, next to the `peerd` executable the hosts run.
-    private var relayExecutable: String { LabLinks.relay(besidePeerd: lab.peerd ?? "peerd") }
 
     /// The nftables table of a host's packet loss.
     private static let lossTable = "peerd_lab_loss"

@@ -1,7 +1,7 @@
 import ChildProcesses
 import Foundation
 
-/// The hosts of earlier `peerd lab` runs that ended without taking them
+/// The hosts of earlier `peerd-lab` runs that ended without taking them
 /// down (killed with SIGKILL, crashed): each run notes its namespace
 /// prefix, its pid and its netlab state directory in
 /// `/run/peerd-lab/PREFIX` while its hosts are up, and the next run takes
@@ -18,7 +18,7 @@ enum LabLeftovers {
     /// Forgets the lab `prefix` once it is down.
     static func forget(prefix: String) { try? FileManager.default.removeItem(atPath: "\(directory)/\(prefix)") }
 
-    /// Takes down (`netlab.sh down`) every noted lab whose `peerd lab` no longer runs, and removes the work
+    /// Takes down (`netlab.sh down`) every noted lab whose `peerd-lab` no longer runs, and removes the work
     /// directory it made in the temporary directory; returns their prefixes.
     static func sweep(script: String) async -> [String] {
         let noted = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -48,9 +48,9 @@ enum LabLeftovers {
         return swept
     }
 
-    /// Whether `pid` is a running `peerd` (the lab that noted itself).
+    /// Whether `pid` is a running `peerd-lab` (the lab that noted itself).
     private static func isLab(_ pid: Int32) -> Bool {
         let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
-        return comm.trimmingCharacters(in: .whitespacesAndNewlines) == "peerd"
+        return comm.trimmingCharacters(in: .whitespacesAndNewlines) == "peerd-lab"
     }
 }

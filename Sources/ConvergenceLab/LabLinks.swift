@@ -7,15 +7,15 @@ import NetworkLab
 /// before the fault's heal.
 final class LabLinks {
     private var relays: [Int: ChildProcess] = [:]
+    /// `peerd-lab-link`; nil when the run has no delay faults.
+    private let relay: String?
 
-    /// The relay executable: `peerd-lab-link` in the directory of `peerd`.
-    static func relay(besidePeerd peerd: String) -> String {
-        URL(fileURLWithPath: peerd).deletingLastPathComponent().appendingPathComponent("peerd-lab-link").path
-    }
+    init(relay: String?) { self.relay = relay }
 
     /// Starts the relay of host `host` between two interfaces of `namespace`, `delayMs` each way, and waits
     /// until it copies frames (it says so on its first line).
-    func start(host: Int, relay: String, namespace: String, between: (String, String), delayMs: Int64) throws {
+    func start(host: Int, namespace: String, between: (String, String), delayMs: Int64) throws {
+        guard let relay else { throw LabFailure("a delay fault without peerd-lab-link") }
         let process = try ChildProcess(
             URL(fileURLWithPath: "/usr/sbin/ip"),
             ["netns", "exec", namespace, relay, "--between", between.0, between.1, "--delay-ms", "\(delayMs)"],

@@ -18,8 +18,15 @@ public struct LabPlan: Sendable, Equatable {
 
     /// One write of the workload, sent to the HTTP API of node `node` (0-based among the peers).
     public struct Write: Sendable, Equatable {
-        public enum Kind: String, Sendable {
+        public enum Kind: String, Sendable, CaseIterable {
             case create, rename, quantity, note, delete, undo, retry
+            /// `POST /entities/item/ID/claim` (docs/sessions.md), `{"takeover":true}` for a takeover.
+            case claim, takeover
+            /// `POST /entities/item/ID/release`.
+            case release
+
+            /// Whether a retry may repeat it: a repeated claim or release is no idempotent request.
+            var isRetryable: Bool { ![.retry, .claim, .takeover, .release].contains(self) }
         }
 
         public var atMs: Int64
@@ -35,11 +42,15 @@ public struct LabPlan: Sendable, Equatable {
     public var writes: [Write]
 
     /// The plan for `peers` peer nodes and `relays` relays (hosts `1...peers` are the peers, the relays follow),
-    /// faults of `kinds` within `durationMs`.
-    public static func make(seed: UInt64, peers: Int, relays: Int, durationMs: Int64, kinds: [FaultKind]) -> LabPlan {
+    /// faults of `kinds` within `durationMs`, about `rate` writes a second.
+    public static func make(
+        seed: UInt64, peers: Int, relays: Int, durationMs: Int64, kinds: [FaultKind],
+        rate: Int = LabConfiguration.defaultRate
+    ) -> LabPlan {
         var random = SplitMix64(seed: seed)
         let faults = schedule(&random, peers: peers, relays: relays, durationMs: durationMs, kinds: kinds)
-        let writes = workload(&random, peers: peers, durationMs: durationMs)
+        var mix = WriteMix(peers: peers)
+        let writes = mix.workload(&random, durationMs: durationMs, rate: rate)
         return LabPlan(faults: faults, writes: writes)
     }
 
@@ -102,51 +113,5 @@ public struct LabPlan: Sendable, Equatable {
             at += Int64.random(in: 700...3_000, using: &random)
         }
         return faults
-    }
-
-    private static func workload(_ random: inout SplitMix64, peers: Int, durationMs: Int64) -> [Write] {
-        var writes: [Write] = []
-        var slots = 0
-        var at: Int64 = 500
-        while at < durationMs - 500 {
-            let node = Int.random(in: 0..<peers, using: &random)
-            let roll = Int.random(in: 0..<100, using: &random)
-            let slot = slots == 0 ? 0 : Int.random(in: 0..<slots, using: &random)
-            let value = Int64.random(in: 0...999, using: &random)
-            switch roll {
-            case _ where slots < 3 || roll < 18:
-                writes.append(Write(atMs: at, node: node, kind: .create, slot: slots, value: value))
-                slots += 1
-            case 18..<40:
-                writes.append(Write(atMs: at, node: node, kind: .rename, slot: slot, value: value))
-            case 40..<60:
-                writes.append(Write(atMs: at, node: node, kind: .quantity, slot: slot, value: value))
-            case 60..<70:
-                writes.append(Write(atMs: at, node: node, kind: .note, slot: slot, value: value))
-            case 70..<74:
-                writes.append(Write(atMs: at, node: node, kind: .delete, slot: slot, value: 0))
-            case 74..<82:
-                writes.append(Write(atMs: at, node: node, kind: .undo, slot: slot, value: 0))
-            case 82..<90:
-                // The same request again, to the node it went to, with the same Idempotency-Key.
-                let picked = Int.random(in: 0..<writes.count, using: &random)
-                let original = writes[picked].kind == .retry ? Int(writes[picked].value) : picked
-                let repeated = writes[original]
-                writes.append(
-                    Write(atMs: at, node: repeated.node, kind: .retry, slot: repeated.slot, value: Int64(original)))
-            default:
-                // The same item edited on several nodes at once.
-                let count = min(peers, Int.random(in: 2...3, using: &random))
-                var nodes = Array(0..<peers)
-                nodes.shuffle(using: &random)
-                for other in nodes.prefix(count) {
-                    let kind: Write.Kind = Bool.random(using: &random) ? .quantity : .rename
-                    let number = Int64.random(in: 0...999, using: &random)
-                    writes.append(Write(atMs: at, node: other, kind: kind, slot: slot, value: number))
-                }
-            }
-            at += Int64.random(in: 80...400, using: &random)
-        }
-        return writes
     }
 }

@@ -140,3 +140,24 @@ struct NodeStatus: Decodable {
         Dictionary(cursor.map { ("\($0.replica_id)/\($0.scope)", $0.seq) }, uniquingKeysWith: max)
     }
 }
+
+/// What the fold made of the workload's sessions.
+extension LabRun {
+    /// Over every item a claim or takeover was acknowledged for, from the first node's
+    /// `GET /entities/item/ID/session`: the claims that did not stand, and the events dropped under a holder.
+    func sessionOutcomes() async throws -> (overruled: Int, dropped: Int) {
+        let claimed = Set(acknowledged.values.filter { $0.kind == "claim" || $0.kind == "takeover" }.map(\.item))
+        let api = NodeAPI(lab: lab, host: nodes.members[0].node.host)
+        var (overruled, dropped) = (0, 0)
+        for item in claimed.sorted() {
+            let reply = try await api.request("GET", "/entities/item/\(item)/session", timeoutSeconds: 10)
+            guard reply.succeeded, let session = reply.object else {
+                throw LabFailure("GET /entities/item/\(item)/session on n1: \(reply.status) \(reply.body)")
+            }
+            let claims = session["claims"] as? [[String: Any]] ?? []
+            overruled += claims.count { ($0["stood"] as? Bool) == false }
+            dropped += session["dropped_count"] as? Int ?? 0
+        }
+        return (overruled, dropped)
+    }
+}

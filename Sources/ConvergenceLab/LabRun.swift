@@ -4,7 +4,7 @@ import LabReport
 import NetworkLab
 import Replica
 
-/// One `peerd lab` run inside a brought-up ``NetLab``: the daemons, the
+/// One `peerd-lab` run inside a brought-up ``NetLab``: the daemons, the
 /// timeline of writes, faults and samples, the settle phase, the checks.
 final class LabRun {
     let configuration: LabConfiguration
@@ -16,19 +16,20 @@ final class LabRun {
     private var origin = ContinuousClock.now
     private(set) var startedAtMs: Int64 = 0
 
+    /// The workload's records, once it ended; ``counts`` while it runs.
     var writes: [LabReport.Write] = []
     var acknowledged: [Int: AcknowledgedWrite] = [:]
     var retries: [(retry: Int, original: Int)] = []
+    private let counts = WorkloadCounts()
     private var samples: [LabReport.Sample] = []
     var faultRecords: [LabReport.Fault] = []
     private var activeFaults: [Int: LabPlan.Fault] = [:]
     /// The frame relays of the delay faults in force; killed with the run if it ends before their heal.
-    private let links = LabLinks()
+    private let links: LabLinks
+    /// Fault kinds asked for that this run's peerd cannot make, with why.
+    let unavailable: [String: String]
     /// The plan's fault index → its band in ``faultRecords``.
     private var records: [Int: Int] = [:]
-    /// Write index in the plan → the request it sent, for retries; slot → item id.
-    var requests: [Int: (host: Int, path: String, body: String?, key: String, reportIndex: Int)] = [:]
-    var itemIDs: [Int: String] = [:]
     /// Bytes counted by daemons that have ended, by host.
     var bytesBefore: [Int: (sent: Int64, received: Int64)] = [:]
     var phase = "starting"
@@ -38,21 +39,21 @@ final class LabRun {
     var lastHealMs: Int64?
     var notes: [String] = []
 
-    init(configuration: LabConfiguration, plan: LabPlan, lab: NetLab, progress: ProgressLine) {
+    init(
+        configuration: LabConfiguration, plan: LabPlan, lab: NetLab, progress: ProgressLine,
+        unavailable: [String: String] = [:]
+    ) {
         self.configuration = configuration
         self.plan = plan
         self.lab = lab
         self.nodes = LabNodes(lab: lab)
         self.progress = progress
+        self.unavailable = unavailable
+        self.links = LabLinks(relay: configuration.labLink)
     }
 
     /// Milliseconds since the first daemon started.
-    var nowMs: Int64 {
-        let elapsed = clock.now - origin
-        return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-    }
-
-    func host(ofPeer index: Int) -> Int { index + 1 }
+    var nowMs: Int64 { (clock.now - origin).wholeMilliseconds }
 
     /// Runs everything and returns the report.
     func run() async throws -> LabReport {
@@ -68,32 +69,58 @@ final class LabRun {
         let settled = try await settle(from: lastHealMs)
         if configuration.plantDivergence { try await plantDivergence() }
         phase = "checks"
-        progress.update(line())
+        progress.update(state())
         let (nodeReports, checks) = try await check(settled: settled, lastHealMs: lastHealMs)
+        var conflicts = LabReport.Conflicts.tally(writes, faults: faultRecords)
+        (conflicts.claimsOverruled, conflicts.droppedEvents) = try await sessionOutcomes()
         progress.finish()
         return LabReport(
             configuration: LabReport.Configuration(
                 nodes: configuration.peers, relays: configuration.relays, durationMs: configuration.durationMs,
-                seed: configuration.seed, faults: configuration.faults.map(\.rawValue)),
+                seed: configuration.seed, faults: configuration.faults.map(\.rawValue), rate: configuration.rate,
+                unavailable: unavailable.isEmpty ? nil : unavailable),
             startedAtMs: startedAtMs, elapsedMs: nowMs, lastHealMs: lastHealMs, convergedAtMs: settled.convergedAtMs,
-            nodes: nodeReports, faults: faultRecords, writes: writes, samples: samples, checks: checks)
+            nodes: nodeReports, faults: faultRecords, writes: writes, samples: samples, checks: checks,
+            conflicts: conflicts)
     }
 
     // MARK: The timeline
 
     private enum Action {
-        case write(Int)
         case faultStart(Int)
         case faultEnd(Int)
+        /// The last write's time: samples go on until then.
+        case end
     }
 
+    /// The workload on a task of its own, and here the faults, in plan order, with a sample every 500 ms.
     private func runTimeline() async throws {
+        let peers = (1...configuration.peers)
+        let workload = WorkloadPlan(
+            writes: plan.writes, seed: configuration.seed,
+            namespaces: Dictionary(uniqueKeysWithValues: peers.map { ($0, lab.namespace(of: $0)) }),
+            names: Dictionary(uniqueKeysWithValues: peers.map { ($0, name(of: $0)) }), origin: origin)
+        let counts = counts
+        let outcome = try await withThrowingTaskGroup(of: Workload.Outcome.self) { group in
+            group.addTask { try await Workload(workload, counts: counts).run() }
+            do {
+                try await runFaults()
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            return try await group.next()!
+        }
+        (writes, acknowledged, retries) = (outcome.writes, outcome.acknowledged, outcome.retries)
+    }
+
+    private func runFaults() async throws {
         var actions: [(atMs: Int64, order: Int, action: Action)] = []
-        for (index, write) in plan.writes.enumerated() { actions.append((write.atMs, 2, .write(index))) }
         for (index, fault) in plan.faults.enumerated() {
             actions.append((fault.startMs, 1, .faultStart(index)))
             actions.append((fault.endMs, 0, .faultEnd(index)))
         }
+        actions.append((plan.writes.last?.atMs ?? 0, 2, .end))
         actions.sort { ($0.atMs, $0.order) < ($1.atMs, $1.order) }
         var nextSampleMs: Int64 = 0
         for (atMs, _, action) in actions {
@@ -104,9 +131,9 @@ final class LabRun {
             }
             try await sleep(until: atMs)
             switch action {
-            case .write(let index): try await send(index)
             case .faultStart(let index): try await startFault(index)
             case .faultEnd(let index): try await healFault(index)
+            case .end: break
             }
         }
     }
@@ -171,7 +198,7 @@ final class LabRun {
                 noteCursor(member.node.name, cursor, at: atMs)
             }
         }
-        progress.update(line())
+        progress.update(state())
     }
 
     /// Records `cursor` in ``cursorHistory`` when it differs from the node's last one.
@@ -183,14 +210,15 @@ final class LabRun {
         cursor.heads.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 
-    func line() -> String {
-        let active = Set(activeFaults.values.map(\.kind.rawValue)).sorted().joined(separator: ",")
+    /// What the progress line shows now.
+    func state() -> ProgressLine.State {
         var latest: [String: Int64] = [:]
         for sample in samples.suffix(nodes.members.count) { latest[sample.node] = sample.events }
-        let events = nodes.members.map { "\($0.node.name)=\(latest[$0.node.name].map(String.init) ?? "-")" }
-        return "[lab seed \(configuration.seed)] \(phase) \(String(format: "%.1f", Double(nowMs) / 1000)) s"
-            + " faults: \(active.isEmpty ? "none" : active) writes: \(writes.count) events: "
-            + events.joined(separator: " ")
+        return ProgressLine.State(
+            seed: configuration.seed, phase: phase, atMs: nowMs,
+            faults: Set(activeFaults.values.map(\.kind.rawValue)).sorted(),
+            writes: counts.sent.load(ordering: .relaxed), acknowledged: counts.acknowledged.load(ordering: .relaxed),
+            events: latest)
     }
 
     /// Reads a node's database in this process, read-only, beside its daemon.

@@ -22,9 +22,12 @@ public enum ReportFiles {
         let configuration = report.configuration
         let lines =
             [
-                "peerd lab: seed \(configuration.seed), \(configuration.nodes) nodes, \(configuration.relays) relays, "
+                "peerd-lab: seed \(configuration.seed), \(configuration.nodes) nodes, \(configuration.relays) relays, "
                     + "\(configuration.durationMs / 1000) s of faults (\(configuration.faults.joined(separator: ",")))",
-                "\(report.writes.count) writes (\(report.acknowledgedWrites) acknowledged), "
+                "\(report.writes.count) writes (\(report.acknowledgedWrites) acknowledged; "
+                    + String(
+                        format: "%.1f", Double(report.writes.count) * 1000 / Double(max(configuration.durationMs, 1)))
+                    + " a second over the duration), "
                     + "\(report.faults.count) faults, last heal at \(report.lastHealMs) ms, "
                     + (report.convergedAtMs.map { "converged at \($0) ms" } ?? "never converged"),
             ] + extra + [""]

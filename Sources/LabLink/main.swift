@@ -4,7 +4,7 @@ import Foundation
 
 // peerd-lab-link --between IF1 IF2 --delay-ms D
 //
-// The delayed link of `peerd lab` (docs/lab.md, "Faults"): copies every
+// The delayed link of `peerd-lab` (docs/lab.md, "Faults"): copies every
 // Ethernet frame between two interfaces, both ways, D ms after it came, in
 // the order it came. A thread per direction receives and stamps frames, a
 // second one sends each at its due time. This kernel has no netem, so the

@@ -25,13 +25,13 @@ public struct HTMLReport: Sendable {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>peerd lab · seed \(seed) · \(report.passed ? "converged" : "NOT converged")</title>
+            <title>peerd-lab · seed \(seed) · \(report.passed ? "converged" : "NOT converged")</title>
             <style>
             \(Self.style)</style>
             </head>
             <body>
             <main>
-            \(header)\(timeline)\(nodeTable)\(checkList)<footer>Written by <code>peerd lab</code> from \
+            \(header)\(timeline)\(nodeTable)\(checkList)<footer>Written by <code>peerd-lab</code> from \
             <code>lab-report.json</code>; times are since the lab started its first daemon.</footer>
             </main>
             </body>
@@ -51,7 +51,7 @@ public struct HTMLReport: Sendable {
             ?? "the nodes never converged after the last heal"
         let converged = report.convergedAtMs.map { "\(Units.clock($0)) (+\(Units.duration($0 - report.lastHealMs)))" }
         // Four columns, the short facts first, the faults (the longest) last.
-        let facts: [(String, String)] = [
+        var facts: [(String, String)] = [
             ("seed", "\(configuration.seed)"),
             ("nodes", "\(configuration.nodes)"),
             ("relays", "\(configuration.relays)"),
@@ -61,10 +61,15 @@ public struct HTMLReport: Sendable {
             ("last heal → converged", "\(Units.clock(report.lastHealMs)) → \(converged ?? "never")"),
             ("faults", "\(report.faults.count) (\(FaultPalette.kinds(in: report.faults).joined(separator: ", ")))"),
         ]
+        if let rate = configuration.rate { facts.insert(("rate asked", "\(rate) writes/s"), at: 6) }
+        if let conflicts = report.conflicts { facts.append(("conflicts", conflicts.summary)) }
+        for (kind, reason) in (configuration.unavailable ?? [:]).sorted(by: { $0.key < $1.key }) {
+            facts.append(("left out: \(kind)", reason))
+        }
         let items = facts.map { "<div><dt>\($0.0)</dt><dd>\($0.1.htmlEscaped)</dd></div>" }.joined()
         return """
             <header>
-            <h1>peerd lab <span class="seed">seed \(configuration.seed)</span></h1>
+            <h1>peerd-lab <span class="seed">seed \(configuration.seed)</span></h1>
             <section class="verdict \(verdictClass)"><p class="headline">\(headline)</p>\
             <p>\(report.verdict.htmlEscaped) · \(convergence)</p></section>
             <dl class="facts">\(items)</dl>

@@ -14,13 +14,14 @@ extension LabReport {
     }
 
     /// The command that replays this run's schedule and workload, e.g.
-    /// `peerd lab --nodes 5 --relays 1 --duration 90s --seed 42 --faults partition,kill`.
+    /// `peerd-lab --nodes 5 --relays 1 --duration 90s --rate 25 --seed 42 --faults partition,kill`.
     public var replayCommand: String {
         let configuration = configuration
-        var words = ["peerd", "lab", "--nodes", "\(configuration.nodes)"]
+        var words = ["peerd-lab", "--nodes", "\(configuration.nodes)"]
         if configuration.relays > 0 { words += ["--relays", "\(configuration.relays)"] }
         let duration = configuration.durationMs
         words += ["--duration", duration % 1000 == 0 ? "\(duration / 1000)s" : "\(duration)ms"]
+        if let rate = configuration.rate { words += ["--rate", "\(rate)"] }
         words += ["--seed", "\(configuration.seed)"]
         if !configuration.faults.isEmpty { words += ["--faults", configuration.faults.joined(separator: ",")] }
         return words.joined(separator: " ")

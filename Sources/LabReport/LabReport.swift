@@ -1,6 +1,6 @@
 import Foundation
 
-/// What one `peerd lab` run did and found: the JSON report
+/// What one `peerd-lab` run did and found: the JSON report
 /// (`DIR/lab-report.json`), and what the terminal table and the HTML
 /// timeline are drawn from (docs/lab.md). Times are milliseconds since the
 /// lab started its first daemon.
@@ -13,13 +13,23 @@ public struct LabReport: Codable, Sendable, Equatable {
         public var seed: UInt64
         /// The fault kinds in the schedule, e.g. `partition`, `loss`, `kill`.
         public var faults: [String]
+        /// `--rate`: the writes a second asked for, across all nodes (nil in reports older than the option).
+        public var rate: Int?
+        /// Fault kinds asked for that the `peerd` the nodes ran cannot make, with why (`clock` with a release
+        /// build); the schedule left them out. Nil or empty when there were none.
+        public var unavailable: [String: String]?
 
-        public init(nodes: Int, relays: Int, durationMs: Int64, seed: UInt64, faults: [String]) {
+        public init(
+            nodes: Int, relays: Int, durationMs: Int64, seed: UInt64, faults: [String], rate: Int? = nil,
+            unavailable: [String: String]? = nil
+        ) {
             self.nodes = nodes
             self.relays = relays
             self.durationMs = durationMs
             self.seed = seed
             self.faults = faults
+            self.rate = rate
+            self.unavailable = unavailable
         }
     }
 
@@ -93,18 +103,24 @@ public struct LabReport: Codable, Sendable, Equatable {
     public struct Write: Codable, Sendable, Equatable {
         public var node: String
         public var atMs: Int64
-        /// `create`, `rename`, `quantity`, `note`, `delete`, `undo`, `retry`.
+        /// `create`, `rename`, `quantity`, `note`, `delete`, `undo`, `retry`, `claim`, `takeover`, `release`.
         public var kind: String
         public var item: String
         /// The API answered 2xx (the write must then be on every node).
         public var acknowledged: Bool
+        /// Why a write was not acknowledged: the API's error code (`entity_held`, `taken_over`, `deleted`, …), or
+        /// `no_answer` (a killed or stopped node); nil when it was acknowledged or in reports older than the field.
+        public var refusal: String?
 
-        public init(node: String, atMs: Int64, kind: String, item: String, acknowledged: Bool) {
+        public init(
+            node: String, atMs: Int64, kind: String, item: String, acknowledged: Bool, refusal: String? = nil
+        ) {
             self.node = node
             self.atMs = atMs
             self.kind = kind
             self.item = item
             self.acknowledged = acknowledged
+            self.refusal = refusal
         }
     }
 
@@ -149,13 +165,16 @@ public struct LabReport: Codable, Sendable, Equatable {
     public var writes: [Write]
     public var samples: [Sample]
     public var checks: [Check]
+    /// The conflicts the workload made (nil in reports older than the count).
+    public var conflicts: Conflicts?
 
-    /// True when every check passed: `peerd lab` exits 0 only then.
+    /// True when every check passed: `peerd-lab` exits 0 only then.
     public var passed: Bool { !checks.isEmpty && checks.allSatisfy(\.passed) }
 
     public init(
         configuration: Configuration, startedAtMs: Int64, elapsedMs: Int64, lastHealMs: Int64, convergedAtMs: Int64?,
-        nodes: [Node], faults: [Fault], writes: [Write], samples: [Sample], checks: [Check]
+        nodes: [Node], faults: [Fault], writes: [Write], samples: [Sample], checks: [Check],
+        conflicts: Conflicts? = nil
     ) {
         self.configuration = configuration
         self.startedAtMs = startedAtMs
@@ -167,6 +186,7 @@ public struct LabReport: Codable, Sendable, Equatable {
         self.writes = writes
         self.samples = samples
         self.checks = checks
+        self.conflicts = conflicts
     }
 
     /// The report as JSON, keys in snake case and sorted, as `lab-report.json` holds it.

@@ -1,4 +1,4 @@
-/// The table `peerd lab` prints at the end of a run: one row per node,
+/// The table `peerd-lab` prints at the end of a run: one row per node,
 /// the checks (failed ones with their details), the verdict, and the seed
 /// with the command that replays the run.
 ///
@@ -18,7 +18,7 @@
 ///       n3: item-7 quantity 4 in its projection, 5 in the fold of the union of all nodes' events
 ///
 /// NOT converged: 1 check failed
-/// seed 42  replay: peerd lab --nodes 5 --duration 60s --seed 42 --faults partition,loss,kill
+/// seed 42  replay: peerd-lab --nodes 5 --duration 60s --seed 42 --faults partition,loss,kill
 /// ```
 public struct TerminalTable: Sendable {
     /// The report it shows.
@@ -35,6 +35,13 @@ public struct TerminalTable: Sendable {
     /// The lines, without line ends.
     public var lines: [String] {
         var lines = nodeRows
+        if let conflicts = report.conflicts {
+            lines.append("")
+            lines.append("conflicts: " + conflicts.summary)
+        }
+        for (kind, reason) in (report.configuration.unavailable ?? [:]).sorted(by: { $0.key < $1.key }) {
+            lines.append("left out: \(kind): \(reason)")
+        }
         lines.append("")
         lines.append("checks")
         for check in report.checks {

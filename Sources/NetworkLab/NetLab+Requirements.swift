@@ -14,7 +14,7 @@ extension NetLab {
         else { return "`ip netns` is unavailable here" }
         guard FileManager.default.isExecutableFile(atPath: script) else { return "\(script) is missing" }
         for executable in executables where !FileManager.default.isExecutableFile(atPath: executable) {
-            return "\(executable) is missing: build it first (`swift build --build-tests` builds every executable)"
+            return "\(executable) is missing: build it first (`swift build` builds every executable)"
         }
         return nil
     }

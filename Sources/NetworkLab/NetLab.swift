@@ -22,11 +22,13 @@ import Synchronization
 /// (configs, logs, each host's `/run`, the processes' output) goes with it
 /// unless it was given.
 public final class NetLab {
-    /// The project's lab script: `$PEERSYNC_NETLAB`, else `scripts/netlab.sh` of this source tree.
+    /// The project's lab script as ``LabTools`` finds it for this process: `$PEERSYNC_NETLAB`, else beside
+    /// the executable (a build puts it there), in `../share/peersync/`, or on `PATH`; the first place it
+    /// looked when it is nowhere (``unavailableReason(script:executables:)`` then says it is missing).
     public static var defaultScript: String {
-        if let script = ProcessInfo.processInfo.environment["PEERSYNC_NETLAB"] { return script }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("scripts/netlab.sh").path
+        let tools = LabTools.running
+        let candidates = tools.netlabCandidates(option: nil)
+        return candidates.first(where: tools.isExecutable) ?? candidates[0]
     }
 
     /// Labs made by this process so far: each takes the next /24.

@@ -16,7 +16,6 @@ let commands: [Command] = [
     ReadCommands.all,
     [ExportCommand.command, ImportCommand.command],
     [CheckCommand.command],
-    [LabCommand.command],
 ].flatMap { $0 }
 
 /// The usage of every command, or of a group's (`peerd item`).

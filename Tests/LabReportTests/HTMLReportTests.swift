@@ -15,7 +15,7 @@ struct HTMLReportTests {
     func header() {
         let html = HTMLReport(report).html
         #expect(html.hasPrefix("<!DOCTYPE html>"))
-        #expect(html.contains("<title>peerd lab · seed 42 · NOT converged</title>"))
+        #expect(html.contains("<title>peerd-lab · seed 42 · NOT converged</title>"))
         #expect(html.contains("<section class=\"verdict fail\"><p class=\"headline\">✘ NOT converged</p>"))
         #expect(html.contains("NOT converged: 1 check failed"))
         for fact in ["<dt>nodes</dt><dd>5</dd>", "<dt>relays</dt><dd>0</dd>", "<dt>seed</dt><dd>42</dd>"] {
@@ -25,6 +25,19 @@ struct HTMLReportTests {
         #expect(html.contains("<dd>2026-12-01 12:00:00 UTC</dd>"))
         #expect(html.contains("<dt>last heal → converged</dt><dd>1:02 → 1:02 (+768 ms)</dd>"))
         #expect(HTMLReport(LabReport.sample(failing: false)).html.contains("verdict pass"))
+    }
+
+    @Test("the rate asked, the conflicts counted and a fault kind left out are facts of the run")
+    func conflictsAndLeftOut() {
+        var report = LabReport.sample()
+        report.configuration.rate = 25
+        report.configuration.unavailable = ["clock": "no --clock-offset-ms in this peerd"]
+        report.conflicts = LabReport.Conflicts(concurrentEdits: 12, claims: 3, takeovers: 1)
+        let html = HTMLReport(report).html
+        #expect(html.contains("<dt>rate asked</dt><dd>25 writes/s</dd>"))
+        #expect(html.contains("<dt>conflicts</dt><dd>\(report.conflicts!.summary)</dd>"))
+        #expect(html.contains("<dt>left out: clock</dt><dd>no --clock-offset-ms in this peerd</dd>"))
+        #expect(!HTMLReport(LabReport.sample()).html.contains("<dt>conflicts</dt>"), "an older report has none")
     }
 
     @Test("every node has a lane in the SVG and a row in the table, with its figures")

@@ -45,7 +45,7 @@ struct TerminalTableTests {
         #expect(lines.contains("NOT converged: 1 check failed"))
         #expect(
             lines.last
-                == "seed 42  replay: peerd lab --nodes 5 --duration 60s --seed 42 "
+                == "seed 42  replay: peerd-lab --nodes 5 --duration 60s --seed 42 "
                 + "--faults partition,loss,kill,clock,stop,delay")
     }
 

@@ -1,7 +1,7 @@
 import ChildProcesses
 import Foundation
 
-/// Locates and runs the package's executables (`peerd`, `peerd-demo`,
+/// Locates and runs the package's executables (`peerd`, `peerd-lab`, `peerd-demo`,
 /// `peerd-bench`, `mdns-probe`) as real processes.
 ///
 /// ```swift

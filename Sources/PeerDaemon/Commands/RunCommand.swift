@@ -11,7 +11,7 @@ enum RunCommand {
         usage: """
             run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL] \
             [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N] [--relay] \
-            [--topology auto|mesh|hub] [--relay-fallback-ms N] [--clock-offset-ms N] [--config FILE]
+            [--topology auto|mesh|hub] [--relay-fallback-ms N] \(testUsage)[--config FILE]
             """,
         summary: """
             Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
@@ -27,15 +27,12 @@ enum RunCommand {
             role=relay and serves as the hub its replicas sync through. --topology (default auto, \
             docs/topology.md): auto syncs through relays while one is connected and falls back to the \
             full mesh --relay-fallback-ms (default 3000) after the last one is gone; mesh ignores \
-            relays; hub dials relays only and never falls back. --clock-offset-ms N (for tests and labs \
-            only) shifts the wall clock the replica's hybrid clock and arrival times read by N ms \
-            (negative: behind), as on a device whose clock is set wrong.
+            relays; hub dials relays only and never falls back.\(testSummary)
             """,
         flags: ["no-mdns", "relay"],
-        options: [
+        options: Set([
             "listen", "peer", "log-level", "http", "http-token-file", "double-tap-ms", "topology", "relay-fallback-ms",
-            "clock-offset-ms",
-        ],
+        ]).union(testOptions),
         repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
             _ = try arguments.positional()
@@ -80,14 +77,31 @@ enum RunCommand {
             }
             settings.relayFallbackMs = fallback
         }
-        if let text = arguments.options["clock-offset-ms"] {
-            guard let offset = Int64(text) else {
-                throw UsageError.badValue(text, of: "clock-offset-ms", "must be a whole number of milliseconds")
+        #if PEERD_TEST_FLAGS
+            if let text = arguments.options["clock-offset-ms"] {
+                guard let offset = Int64(text) else {
+                    throw UsageError.badValue(text, of: "clock-offset-ms", "must be a whole number of milliseconds")
+                }
+                settings.clockOffsetMs = offset
             }
-            settings.clockOffsetMs = offset
-        }
+        #endif
         return settings
     }
+
+    #if PEERD_TEST_FLAGS
+        /// Options for tests and the lab (a debug build's; a release `peerd` has none: docs/lab.md).
+        private static let testOptions: Set<String> = ["clock-offset-ms"]
+        private static let testUsage = "[--clock-offset-ms N] "
+        private static let testSummary = """
+             --clock-offset-ms N (debug builds only, for tests and labs) shifts the wall clock the \
+            replica's hybrid clock and arrival times read by N ms (negative: behind), as on a device \
+            whose clock is set wrong.
+            """
+    #else
+        private static let testOptions: Set<String> = []
+        private static let testUsage = ""
+        private static let testSummary = ""
+    #endif
 
     static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
