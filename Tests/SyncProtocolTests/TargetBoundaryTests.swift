@@ -49,4 +49,27 @@ import Testing
             }
         }
     }
+
+    @Test func peerdImportsNoLabModule() throws {
+        let files = try Self.sources(of: "PeerDaemon")
+        try #require(files.count > 20)
+        for (name, text) in files {
+            let imported = Self.imports(text)
+            #expect(
+                imported.isDisjoint(with: ["ConvergenceLab", "NetworkLab", "LabReport", "ChildProcesses"]),
+                "PeerDaemon/\(name)")
+        }
+    }
+
+    /// Wall time comes from `WallClock`, injected; only the tools (bench,
+    /// lab, demo, test helpers) read the system clock themselves.
+    @Test func onlyWallClockReadsTheSystemClock() throws {
+        let shipped = ["Replica", "SyncProtocol", "Gossip", "Discovery", "DaemonClient", "PeerDaemon", "PeerNet"]
+        for target in shipped {
+            for (name, text) in try Self.sources(of: target)
+            where !(target == "Replica" && name.hasSuffix("WallClock.swift")) {
+                #expect(!text.contains("Date()"), "\(target)/\(name) reads the clock: inject a WallClock")
+            }
+        }
+    }
 }

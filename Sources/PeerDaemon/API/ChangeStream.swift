@@ -25,28 +25,26 @@ import Replica
 final class ChangeStream: ResponseStream, @unchecked Sendable {
     private let reads: ReadReplica
     private let changes: ChangeSignal
-    private let keepaliveSeconds: TimeInterval
-    private let now: @Sendable () -> Date
+    private let keepalive: Duration
     private let lock = NSLock()
     private var offset: Int64
     private var pending = PendingBytes()
     private var closed = false
-    private var lastSent: Date
+    private var lastSent: ContinuousClock.Instant
     private var subscription: Int?
     /// Only events of these entity types (`?types=`); nil: every event.
     private let types: Set<String>?
 
     init(
         reads: ReadReplica, changes: ChangeSignal, after offset: Int64, keepaliveSeconds: TimeInterval,
-        types: Set<String>? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        types: Set<String>? = nil
     ) {
         self.types = types
         self.reads = reads
         self.changes = changes
         self.offset = offset
-        self.keepaliveSeconds = keepaliveSeconds
-        self.now = now
-        lastSent = now()
+        keepalive = .milliseconds(Int64(keepaliveSeconds * 1000))
+        lastSent = .now
         // Sent at once, so the client sees the stream open before any event.
         pending.append(": peersync change stream after offset \(offset)\n\n")
     }
@@ -79,11 +77,11 @@ final class ChangeStream: ResponseStream, @unchecked Sendable {
         }
         return lock.withLock {
             let ending = closed || changes.isClosed
-            if pending.isEmpty && !ending && now().timeIntervalSince(lastSent) >= keepaliveSeconds {
+            if pending.isEmpty && !ending && ContinuousClock.now - lastSent >= keepalive {
                 pending.append(": keepalive\n\n")
             }
             if !pending.isEmpty {
-                lastSent = now()
+                lastSent = .now
                 return .bytes(pending.take(maximum))
             }
             return ending ? .end : .later
