@@ -23,57 +23,6 @@ struct SyncOptions {
     /// Link pruning in the live mesh (`--no-pruning` turns it off, to
     /// measure the duplicates it saves).
     var pruning = true
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    /// The text printed for `peerd-bench sync --help`.
-    static let usage = """
-        usage: peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N]
-                                [--catch-ups N] [--no-pruning]
-
-          --events N           events in the source replica of the catch-up (default 1000000)
-          --quick              100000 events, 500 latency samples: about a minute
-          --dir DIR            work directory (default: a fresh temporary directory, removed at the end)
-          --latency-samples N  single appends timed from A to B and C (default 2000)
-          --idle-rounds N      anti-entropy rounds per connection in the idle measurement (default 30)
-          --catch-ups N        catch-ups, each after its own raw ingest baseline; the median pair is reported (default 3)
-          --no-pruning         live mesh without link pruning: every forwarded copy is pushed (the duplicates it saves)
-
-        Needs the `peerd` binary next to `peerd-bench` (`swift build -c release` builds both).
-        """
-
-    /// Parses the arguments that follow `sync`.
-    static func parse(_ arguments: [String]) throws -> SyncOptions {
-        var options = SyncOptions()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                options.events = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--quick":
-                options.events = 100_000
-                options.latencySamples = 500
-            case "--dir":
-                options.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--latency-samples":
-                options.latencySamples = try BenchOptions.count(
-                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--idle-rounds":
-                options.idleRounds = try BenchOptions.count(
-                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--catch-ups":
-                options.catchUps = try BenchOptions.count(
-                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--no-pruning":
-                options.pruning = false
-            case "--help", "-h":
-                options.helpRequested = true
-            default:
-                throw UsageError("sync: unknown argument \(flag) (see `peerd-bench sync --help`)")
-            }
-        }
-        return options
-    }
 }
 
 /// `peerd-bench sync`: the baselines (raw loopback TCP, raw SQLite ingest),
@@ -86,11 +35,7 @@ struct SyncBenchmark {
 
     /// Runs every phase and prints the report.
     func run() throws {
-        if options.helpRequested {
-            print(SyncOptions.usage)
-            return
-        }
-        let peerd = try SyncDaemon.locatePeerd()
+        let peerd = try Executable.beside("peerd")
         let workspace = try Workspace(directory: options.directory)
         defer { workspace.finish() }
         progress("peerd-bench sync: work directory \(workspace.path), peerd at \(peerd)")

@@ -76,21 +76,6 @@ final class SyncDaemon {
         return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 
-    /// `peerd` next to this executable (`/proc/self/exe`, else `CommandLine.arguments[0]`).
-    static func locatePeerd() throws -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let executable =
-            length > 0
-            ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            : URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
-        let peerd = ((executable as NSString).deletingLastPathComponent as NSString).appendingPathComponent("peerd")
-        guard FileManager.default.isExecutableFile(atPath: peerd) else {
-            throw SyncDaemonError(
-                "no peerd binary at \(peerd): build it next to peerd-bench (`swift build -c release` builds both)")
-        }
-        return peerd
-    }
 }
 
 /// A child's memory, threads, CPU time and disk writes, from `/proc/<pid>/status`, `stat` and `io`.

@@ -12,43 +12,11 @@ import SyncProtocol
 ///   signature and one verify;
 /// - a catch-up ingest of signed pages with verification on and off.
 struct IdentityBenchmark {
-    static let usage = """
-        usage: peerd-bench identity [--events N] [--signatures N] [--dir DIR]
-
-        Times a bare SQLite insert of N events (default 200,000) as the baseline, then per operation: \
-        a chain link over an event (BLAKE2b-256), Ed25519 signing and verifying \
-        (--signatures, default 5,000, each), admitting a hello with a certificate, and the \
-        catch-up ingest of min(N, 100,000) signed events with verification on against off.
-        """
-
     var events = 200_000
     var signatures = 5_000
     var directory: String?
-    var helpRequested = false
-
-    static func parse(_ arguments: [String]) throws -> IdentityBenchmark {
-        var benchmark = IdentityBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--signatures":
-                benchmark.signatures = try BenchOptions.count(
-                    BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("identity: unknown argument \(flag) (see `peerd-bench identity --help`)")
-            }
-        }
-        return benchmark
-    }
 
     func run() throws {
-        if helpRequested {
-            print(IdentityBenchmark.usage)
-            return
-        }
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         var random = SplitMix64(seed: 0x1D_E471)

@@ -25,48 +25,7 @@ struct ImportBenchmark {
     /// Each binary gets its own `peerd import` row (e.g. before and after a change).
     var peerds: [String] = []
     var directory: String?
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    static let usage = """
-        usage: peerd-bench import [--events N] [--peerd PATH]... [--dir DIR]
-
-        Writes N events (default 1000000) of 4 origin feeds as NDJSON, the way `peerd export` writes
-        them, then times raw SQLite inserting the same rows, EventLog.ingest of the same events in
-        batches of 5000 (the page sync catch-up asks for), and `peerd import FILE` as a child process
-        into a fresh data directory on both paths: the importer's own feeds (a file without signed
-        heads, and its own `peerd export`), and another replica's `peerd export`, verified; prints
-        events/s and the ratio to raw SQLite for each, and the peak RSS and CPU time of the import
-        process.
-
-          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench); give it more than
-                         once to time several binaries (e.g. before and after a change) in one run
-          --dir DIR      work directory, kept afterwards with the NDJSON file import.ndjson
-                         (default: a temporary one, removed)
-        """
-
-    static func parse(_ arguments: [String]) throws -> ImportBenchmark {
-        var benchmark = ImportBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--peerd": benchmark.peerds.append(try BenchOptions.value(after: flag, in: &remaining))
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("import: unknown argument \(flag) (see `peerd-bench import --help`)")
-            }
-        }
-        return benchmark
-    }
-
     func run() throws {
-        if helpRequested {
-            print(ImportBenchmark.usage)
-            return
-        }
-        let peerds = peerds.isEmpty ? [try SyncDaemon.locatePeerd()] : peerds
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         let workload = ImportWorkload(events: events, wallClockMs: SizeBenchmark.wallClockMs())

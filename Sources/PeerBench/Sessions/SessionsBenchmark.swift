@@ -17,49 +17,9 @@ struct SessionsBenchmark {
     var entities = 1_000
     var claims = 200
     var batch = 1_000
-    var peerd: String?
+    var peerd: String
     var directory: String?
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    static let usage = """
-        usage: peerd-bench sessions [--events N] [--entities N] [--claims N] [--peerd PATH] [--dir DIR]
-
-        Ingests N events (default 200000) of two writers over --entities items (default 1000) in
-        batches of 1000 into a fresh log, first with every item free, then with every item claimed
-        by one writer (so half the events are dropped), next to raw SQLite inserting the same rows in
-        the same batches in this run. Then times --claims claims (default 200) over HTTP on loopback:
-        optimistic on a daemon alone, granted through a relay, next to POST /items on the same daemon.
-
-          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench)
-          --dir DIR      work directory, kept afterwards (default: a temporary one, removed)
-        """
-
-    static func parse(_ arguments: [String]) throws -> SessionsBenchmark {
-        var benchmark = SessionsBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--entities":
-                benchmark.entities = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--claims":
-                benchmark.claims = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--peerd": benchmark.peerd = try BenchOptions.value(after: flag, in: &remaining)
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("sessions: unknown argument \(flag) (see `peerd-bench sessions --help`)")
-            }
-        }
-        return benchmark
-    }
-
     func run() throws {
-        if helpRequested {
-            print(SessionsBenchmark.usage)
-            return
-        }
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench sessions: \(events) events over \(entities) items, work directory \(workspace.path)")
@@ -76,7 +36,7 @@ struct SessionsBenchmark {
                 "dropped \(free.dropped) free and \(held.dropped) held, expected 0 and \(events / 2)")
         }
         let latency = try ClaimLatency(
-            claims: claims, peerd: try peerd ?? SyncDaemon.locatePeerd(), workspace: workspace
+            claims: claims, peerd: peerd, workspace: workspace
         )
         .run()
 

@@ -6,20 +6,19 @@ import Foundation
 #endif
 
 /// `peerd-bench shell`: a black-box benchmark of `peerd run` processes,
-/// phase by phase (`ShellOptions.Phase`); each phase's Markdown section is
+/// phase by phase (`ShellPhase`); each phase's Markdown section is
 /// printed as soon as it is done, so a later failure keeps the earlier ones.
 struct ShellBenchmark {
-    let options: ShellOptions
+    let peerd: String
+    let phases: [ShellPhase]
+    /// Events in A for `catchup-live`.
+    let events: Int
+    let directory: String?
 
     /// Runs the chosen phases and prints the report.
     func run() throws {
-        if options.helpRequested {
-            print(ShellOptions.usage)
-            return
-        }
-        let peerd = try options.peerd.map(ShellBenchmark.checkedBinary) ?? SyncDaemon.locatePeerd()
         ShellBenchmark.raiseDescriptorLimit()
-        let workspace = try Workspace(directory: options.directory)
+        let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench shell: work directory \(workspace.path), peerd at \(peerd)")
         let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
@@ -30,7 +29,7 @@ struct ShellBenchmark {
             "- machine: \(Report.machine); every daemon on 127.0.0.1, `--no-mdns --log-level info`",
             "- latencies in ms; p50 / p99 / max are nearest-rank; \"—\" where a figure does not apply",
         ])
-        for phase in options.phases {
+        for phase in phases {
             let started = ContinuousClock.now
             let loadBefore = ShellBenchmark.loadAverage
             progress("== phase \(phase.rawValue) ==")
@@ -59,7 +58,7 @@ struct ShellBenchmark {
     static let retries = 2
 
     /// One run of a phase: its section, the daemons that exited on their own, and whether one was killed from outside.
-    private func attempt(_ phase: ShellOptions.Phase, peerd: String, workspace: Workspace)
+    private func attempt(_ phase: ShellPhase, peerd: String, workspace: Workspace)
         -> (lines: [String], exits: [String], killedFromOutside: Bool)
     {
         let cluster: LoopbackCluster
@@ -79,13 +78,13 @@ struct ShellBenchmark {
         return (lines, cluster.unexpectedExits(), cluster.killedFromOutside)
     }
 
-    private func run(_ phase: ShellOptions.Phase, in cluster: LoopbackCluster) throws -> [String] {
+    private func run(_ phase: ShellPhase, in cluster: LoopbackCluster) throws -> [String] {
         switch phase {
         case .gossip: try GossipPhase(cluster: cluster).run()
         case .fds: try DescriptorPhase(cluster: cluster).run()
         case .http: try HTTPLoadPhase(cluster: cluster).run()
         case .status: try StatusPhase(cluster: cluster).run()
-        case .catchUpLive: try CatchUpLivePhase(cluster: cluster, events: options.events).run()
+        case .catchUpLive: try CatchUpLivePhase(cluster: cluster, events: events).run()
         }
     }
 
@@ -113,15 +112,6 @@ struct ShellBenchmark {
         }
     }
 
-    /// The absolute path of an executable given with `--peerd`.
-    static func checkedBinary(_ path: String) throws -> String {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        guard FileManager.default.isExecutableFile(atPath: absolute) else {
-            throw UsageError("shell: --peerd \(path) is not an executable file")
-        }
-        return absolute
-    }
-
     /// What tells one build from another cheaply: size, modification time
     /// and the start of its SHA-256 (from `sha256sum`, when it answers within 10 s).
     static func identity(of binary: String) -> String {
@@ -140,4 +130,13 @@ struct ShellBenchmark {
         guard let result, result.status == 0 else { return nil }
         return result.stdout.split(separator: " ").first.map(String.init)
     }
+}
+
+/// The phases of `peerd-bench shell`, in the order they run.
+enum ShellPhase: String, CaseIterable, Sendable {
+    case gossip
+    case fds
+    case http
+    case status
+    case catchUpLive = "catchup-live"
 }

@@ -13,47 +13,9 @@ import Replica
 struct ThinBenchmark {
     var events = 50_000
     var batch = 500
-    var peerd: String?
+    var peerd: String
     var directory: String?
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    static let usage = """
-        usage: peerd-bench thin [--events N] [--batch N] [--peerd PATH] [--dir DIR]
-
-        Starts `peerd run` (no mDNS, HTTP on 127.0.0.1) and, as a thin client over HTTP, pushes N
-        events (default 50000) in batches of --batch (default 500) with POST /events, then pulls
-        them back with GET /events in pages of the same size; prints the push and pull rates next
-        to raw SQLite inserting the same rows in the same batches, measured in the same run.
-
-          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench)
-          --dir DIR      work directory, kept afterwards (default: a temporary one, removed)
-        """
-
-    static func parse(_ arguments: [String]) throws -> ThinBenchmark {
-        var benchmark = ThinBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--batch":
-                benchmark.batch = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--peerd": benchmark.peerd = try BenchOptions.value(after: flag, in: &remaining)
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("thin: unknown argument \(flag) (see `peerd-bench thin --help`)")
-            }
-        }
-        return benchmark
-    }
-
     func run() throws {
-        if helpRequested {
-            print(ThinBenchmark.usage)
-            return
-        }
-        let peerd = try peerd ?? SyncDaemon.locatePeerd()
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         let batches = ThinWorkload(events: events, batch: batch).batches

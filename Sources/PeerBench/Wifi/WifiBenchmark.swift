@@ -39,12 +39,8 @@ struct WifiBenchmark {
     }
 
     func run() async throws {
-        if options.helpRequested {
-            print(WifiOptions.usage)
-            return
-        }
-        let peerd = try options.peerd.map(ShellBenchmark.checkedBinary) ?? SyncDaemon.locatePeerd()
-        let bench = try Self.ownExecutable()
+        let peerd = options.peerd
+        let bench = Executable.own
         if let reason = NetLab.unavailableReason(executables: [peerd, bench]) {
             throw LabBenchmarkError("wifi: \(reason)")
         }
@@ -207,14 +203,6 @@ struct WifiBenchmark {
                 + (targetLink ? " (run with `--events 1000000` to measure it)" : " on this run's link")
         }
         return ["### Catch-up over the shaped link", ""] + rows + ["", "### Target", "", verdict]
-    }
-
-    /// This executable (`/proc/self/exe`): the hosts run it as the link probe.
-    private static func ownExecutable() throws -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { throw LabBenchmarkError("wifi: cannot read /proc/self/exe") }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func emit(_ lines: [String]) {
