@@ -20,9 +20,9 @@ struct SyncCatchUpBenchmark {
     /// its own run of `rawBaseline`: the machine's speed drifts between
     /// minutes, and a pair measured back to back drifts least.
     func run(times: Int, rawBaseline: () throws -> PhaseResult) throws -> CatchUpSeries {
-        let sourceDirectory = (workspace.path as NSString).appendingPathComponent("sync-source")
-        try? FileManager.default.removeItem(atPath: sourceDirectory)
-        defer { try? FileManager.default.removeItem(atPath: sourceDirectory) }
+        let sourceDirectory = workspace.file("sync-source")
+        workspace.discard(sourceDirectory)
+        defer { workspace.discard(sourceDirectory) }
         var built = CatchUpResult(events: events)
         let key = ClusterKey.generate()
         try buildSource(in: sourceDirectory, key: key, result: &built)
@@ -45,34 +45,32 @@ struct SyncCatchUpBenchmark {
     private func catchUp(from sourceDirectory: String, key: ClusterKey, result built: CatchUpResult) throws
         -> CatchUpResult
     {
-        let receiverDirectory = (workspace.path as NSString).appendingPathComponent("sync-receiver")
-        try? FileManager.default.removeItem(atPath: receiverDirectory)
-        defer { try? FileManager.default.removeItem(atPath: receiverDirectory) }
+        let receiverDirectory = workspace.file("sync-receiver")
+        workspace.discard(receiverDirectory)
+        defer { workspace.discard(receiverDirectory) }
         var result = built
 
-        _ = try SyncDaemon.runToCompletion(
-            peerd: peerd, arguments: ["init", "--data", receiverDirectory, "--join", key.code],
-            logPath: (workspace.path as NSString).appendingPathComponent("sync-init.log"))
-        let source = try SyncDaemon(
-            name: "A (source)", peerd: peerd,
-            arguments: ["run", "--data", sourceDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off"],
-            logPath: (workspace.path as NSString).appendingPathComponent("sync-source.log"))
+        try LoggedChild.run(peerd, ["init", "--data", receiverDirectory, "--join", key.code])
+        let source = try LoggedChild(
+            name: "A (source)", peerd,
+            ["run", "--data", sourceDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off"],
+            logPath: workspace.file("sync-source.log"))
         defer { source.stop() }
-        let sourceAddress = try source.waitForLine(startingWith: "listening on ", seconds: 60)
+        let sourceAddress = try source.waitForLines(startingWith: ["listening on "])[0]
         let counter = try ReadOnlyEventCounter(
             path: (receiverDirectory as NSString).appendingPathComponent("replica.db"))
 
         progress("catch-up: B joins A (\(sourceAddress)) and fetches \(Report.grouped(Double(events))) events ...")
         let start = ContinuousClock.now
-        let receiver = try SyncDaemon(
-            name: "B (fresh replica)", peerd: peerd,
-            arguments: [
+        let receiver = try LoggedChild(
+            name: "B (fresh replica)", peerd,
+            [
                 "run", "--data", receiverDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off", "--peer",
                 sourceAddress,
             ],
-            logPath: (workspace.path as NSString).appendingPathComponent("sync-receiver.log"))
+            logPath: workspace.file("sync-receiver.log"))
         defer { receiver.stop() }
-        _ = try receiver.waitForLine(startingWith: "listening on ", seconds: 60)
+        _ = try receiver.waitForLines(startingWith: ["listening on "])
         result.receiverListeningSeconds = (ContinuousClock.now - start).seconds
 
         var lastReport = ContinuousClock.now

@@ -31,9 +31,9 @@ struct ImportBenchmark {
         let workload = ImportWorkload(events: events, wallClockMs: SizeBenchmark.wallClockMs())
         progress("peerd-bench import: \(events) events, work directory \(workspace.path)")
 
-        let file = (workspace.path as NSString).appendingPathComponent("import.ndjson")
+        let file = workspace.file("import.ndjson")
         // Kept in a --dir work directory, for profiling `peerd import` on it.
-        defer { if directory == nil { try? FileManager.default.removeItem(atPath: file) } }
+        defer { if directory == nil { workspace.discard(file) } }
         let fileBytes = try workload.writeNDJSON(to: file)
         progress("import: wrote \(fileBytes) bytes of NDJSON; raw SQLite ...")
         let (raw, rawCPU) = try workload.rawInsert(batch: batch, workspace: workspace, name: "import-raw.db")
@@ -41,7 +41,7 @@ struct ImportBenchmark {
         let (ingest, ingestCPU) = try ingestSeconds(workload, workspace: workspace)
         progress("import: a source replica's `peerd export` of the same events ...")
         let signed = try signedExport(peerd: peerds[0], workspace: workspace)
-        defer { if directory == nil { try? FileManager.default.removeItem(atPath: signed.file) } }
+        defer { if directory == nil { workspace.discard(signed.file) } }
         var imports: [(name: String, run: ImportRun)] = []
         for peerd in peerds {
             let binary = peerds.count > 1 ? " (\(peerd))" : ""
@@ -123,22 +123,17 @@ struct ImportBenchmark {
     private func signedExport(peerd: String, workspace: Workspace) throws
         -> (file: String, bytes: Int, replicaID: String, identityKey: String)
     {
-        let source = (workspace.path as NSString).appendingPathComponent("import-source")
-        try? FileManager.default.removeItem(atPath: source)
-        defer { try? FileManager.default.removeItem(atPath: source) }
-        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        let source = try workspace.freshDirectory("import-source")
+        defer { workspace.discard(source) }
         let log = try SyncCatchUpBenchmark.signingSourceLog(in: source)
         _ = try SyncCatchUpBenchmark.ingestOriginFeeds(events: events, into: log)
-        let file = (workspace.path as NSString).appendingPathComponent("import-signed.ndjson")
-        let result = try ChildProcess.run(URL(fileURLWithPath: peerd), ["export", file, "--data", source])
-        guard result.status == 0 else {
-            throw SyncDaemonError("peerd export exited \(result.status): \(result.stderr)")
-        }
-        let key = (workspace.path as NSString).appendingPathComponent("import-source.key")
-        try? FileManager.default.removeItem(atPath: key)
+        let file = workspace.file("import-signed.ndjson")
+        try LoggedChild.run(peerd, ["export", file, "--data", source])
+        let key = workspace.file("import-source.key")
+        workspace.discard(key)
         try FileManager.default.copyItem(
             atPath: (source as NSString).appendingPathComponent("identity.key"), toPath: key)
-        return (file, Int(workspace.fileSize(file)), log.replicaID, key)
+        return (file, Int(Workspace.fileSize(file)), log.replicaID, key)
     }
 
     /// `peerd import FILE` into a fresh data directory of replica
@@ -147,33 +142,21 @@ struct ImportBenchmark {
     private func importRun(
         peerd: String, file: String, replicaID: String, identityKey: String? = nil, workspace: Workspace
     ) throws -> ImportRun {
-        let data = (workspace.path as NSString).appendingPathComponent("import-data")
-        try? FileManager.default.removeItem(atPath: data)
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        let log = (workspace.path as NSString).appendingPathComponent("import.log")
+        let data = try workspace.freshDirectory("import-data")
+        defer { workspace.discard(data) }
         // Made here with the replica id wanted, as `peerd init` would make it with a new one: for the
         // own-feed rows the importer is the events' origin, and signs them as it imports them.
-        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         _ = try EventLog.create(at: (data as NSString).appendingPathComponent("replica.db"), replicaID: replicaID)
         if let identityKey {
             try FileManager.default.copyItem(
                 atPath: identityKey, toPath: (data as NSString).appendingPathComponent("identity.key"))
         }
-        let start = ContinuousClock.now
-        let daemon = try SyncDaemon(
-            name: "peerd import", peerd: peerd, arguments: ["import", file, "--data", data], logPath: log)
-        var last = daemon.sample()
-        while daemon.child.waitForExit(timeout: .milliseconds(20)) == nil {
-            let sample = daemon.sample()
-            if sample.peakMiB.isFinite { last = sample }
+        let run = try LoggedChild.timed(
+            name: "peerd import", peerd, ["import", file, "--data", data], logPath: workspace.file("import.log"))
+        guard run.stdout.contains("imported \(events) new events, 0 already held") else {
+            throw ChildProcessError("peerd import: \(run.stdout)")
         }
-        let seconds = (ContinuousClock.now - start).seconds
-        let result = try daemon.child.waitForResult()
-        guard result.status == 0, result.stdout.contains("imported \(events) new events, 0 already held") else {
-            throw SyncDaemonError(
-                "peerd import exited with \(result.status): \(result.stdout) \(daemon.logTail())")
-        }
-        return ImportRun(seconds: seconds, peakMiB: last.peakMiB, cpuSeconds: last.cpuSeconds)
+        return ImportRun(seconds: run.seconds, peakMiB: run.last.peakMiB, cpuSeconds: run.last.cpuSeconds)
     }
 }
 
@@ -217,7 +200,7 @@ struct ImportWorkload {
     func writeNDJSON(to path: String) throws -> Int {
         guard FileManager.default.createFile(atPath: path, contents: nil),
             let handle = FileHandle(forWritingAtPath: path)
-        else { throw SyncDaemonError("cannot write \(path)") }
+        else { throw ChildProcessError("cannot write \(path)") }
         defer { try? handle.close() }
         var offset: Int64 = 0
         var bytes = 0

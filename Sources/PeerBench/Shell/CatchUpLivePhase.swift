@@ -27,7 +27,7 @@ struct CatchUpLivePhase {
         let cSeconds = (ContinuousClock.now - cStart).seconds
         progress("catchup-live: C caught up in \(Figure.seconds(cSeconds)) s")
 
-        let feed = try ChangeFeed(port: c.api.port, name: "C")
+        let feed = try ChangeFeed(c.api, name: "C")
         defer { feed.close() }
         let probe = LiveProbe(writer: a.api, receiver: feed, label: "catchup")
         try probe.waitForFirstDelivery()

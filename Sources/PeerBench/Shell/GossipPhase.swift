@@ -10,7 +10,7 @@ struct GossipPhase {
     func run() throws -> [String] {
         let a = try cluster.start("A", data: try cluster.initialize("A"))
         let b = try cluster.start("B", data: try cluster.initialize("B", joining: a.data), peers: [a])
-        let feed = try ChangeFeed(port: b.api.port, name: "B")
+        let feed = try ChangeFeed(b.api, name: "B")
         defer { feed.close() }
         let probe = LiveProbe(writer: a.api, receiver: feed, label: "gossip")
         try probe.waitForFirstDelivery()

@@ -1,3 +1,4 @@
+import DaemonClient
 import Foundation
 
 /// Phase `http`: A's HTTP API under held connections (300 idle change
@@ -16,10 +17,7 @@ struct HTTPLoadPhase {
     /// Runs the phase; returns its Markdown section.
     func run() throws -> [String] {
         let a = try cluster.start("A", data: try cluster.initialize("A"))
-        for index in 1...5 {
-            let answer = try a.api.send("POST", "/items", body: Array(#"{"name":"seed \#(index)","quantity":1}"#.utf8))
-            guard answer.status == 201 else { throw ProbeError.malformed("POST /items: \(answer.statusLine)") }
-        }
+        for index in 1...5 { try a.api.createItem("seed \(index)") }
         progress("http: baseline: 100 sequential GET /health ...")
         let baselineStats = a.sample()
         let baseline = NormalClient(api: a.api).run(health: 100, writes: 0, stop: StopFlag())
@@ -57,7 +55,7 @@ struct HTTPLoadPhase {
         let recovered = HTTPLoadPhase.waitForHealth(a.api, seconds: HTTPLoadPhase.recoverySeconds)
 
         progress("http: probes: invalid UTF-8 name, chunked 8 MiB body ...")
-        let invalid = HTTPProbe.invalidUTF8Name(port: a.api.port)
+        let invalid = HTTPProbe.invalidUTF8Name(a.api)
         let chunked = HTTPProbe.chunkedUpload(port: a.api.port)
 
         var table = ShellTable(["Measure", "baseline", "with the connections held"])
@@ -108,7 +106,7 @@ struct HTTPLoadPhase {
 
     /// Polls `GET /health` (2 s timeout each) until it answers 200; the
     /// seconds that took, nil if not within `seconds`.
-    static func waitForHealth(_ api: HTTPClient, seconds: Double) -> Double? {
+    static func waitForHealth(_ api: DaemonEndpoint, seconds: Double) -> Double? {
         let start = ContinuousClock.now
         while (ContinuousClock.now - start).seconds < seconds {
             if (try? api.send("GET", "/health", seconds: 2))?.status == 200 {

@@ -1,3 +1,4 @@
+import DaemonClient
 import Foundation
 
 /// Live latency from outside: `POST /items` on the writer, timed until the
@@ -6,12 +7,12 @@ import Foundation
 /// daemon's double-tap filter never merges two samples.
 ///
 /// ```swift
-/// let probe = LiveProbe(writer: HTTPClient(port: a.httpPort), receiver: feedOfB, label: "baseline")
+/// let probe = LiveProbe(writer: a.api, receiver: feedOfB, label: "baseline")
 /// let samples = probe.run(count: 100, intervalMs: 20)
 /// ```
 struct LiveProbe: Sendable {
     /// The daemon written to.
-    let writer: HTTPClient
+    let writer: DaemonEndpoint
     /// The change stream the write must reach.
     let receiver: ChangeFeed
     /// Goes into each item's name, to tell the phases' writes apart.
@@ -59,13 +60,14 @@ struct LiveProbe: Sendable {
     func sample(_ index: Int, into samples: inout LiveSamples) {
         // The clock makes every name new, across runs of the same label too.
         let name = "live \(label) \(index) \(monotonicNanoseconds())"
-        let body = Array(#"{"name":"\#(name)","quantity":\#(index % 1000)}"#.utf8)
+        let body = #"{"name":"\#(name)","quantity":\#(index % 1000)}"#
         let start = monotonicNanoseconds()
-        let answer: HTTPAnswer
+        let clock = ContinuousClock.now
+        let answer: HTTPReply
         do {
             answer = try writer.send("POST", "/items", body: body, seconds: writeSeconds)
         } catch {
-            samples.note(failure: "write: \(error)", timedOut: (error as? ProbeError)?.isTimeout ?? false)
+            samples.note(failure: "write: \(error)", timedOut: reachedDeadline(since: clock, seconds: writeSeconds))
             return
         }
         let acknowledged = monotonicNanoseconds()

@@ -35,9 +35,9 @@ final class LoopbackCluster {
     func initialize(_ name: String, joining other: String? = nil) throws -> String {
         let data = (directory as NSString).appendingPathComponent(name)
         let code = try other.map {
-            try PeerdCommand.clusterCode(peerd: peerd, data: $0, logPath: logPath("\(name)-cluster-code"))
+            try LoggedChild.run(peerd, ["cluster-code", "--data", $0]).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        try PeerdCommand.initialize(peerd: peerd, data: data, joining: code, logPath: logPath("\(name)-init"))
+        try LoggedChild.run(peerd, ["init", "--data", data] + (code.map { ["--join", $0] } ?? []))
         return data
     }
 

@@ -165,10 +165,4 @@ enum ProbeError: Error, CustomStringConvertible {
         case .malformed(let what): "malformed answer: \(what)"
         }
     }
-
-    /// True for a deadline that passed.
-    var isTimeout: Bool {
-        if case .timedOut = self { return true }
-        return false
-    }
 }

@@ -28,7 +28,7 @@ struct ThinBenchmark {
 
         var push = Stopwatch()
         for body in batches.map(\.body) {
-            let answer = try push.measure { try relay.api.send("POST", "/events", body: Array(body.utf8), seconds: 60) }
+            let answer = try push.measure { try relay.api.send("POST", "/events", body: body, seconds: 60) }
             guard answer.status == 200 else { throw ProbeError.malformed("POST /events: \(answer.statusLine)") }
         }
         var pull = Stopwatch()

@@ -85,9 +85,7 @@ struct LoopbackTopology {
         let liveClock = ContinuousClock.now
         for node in nodes {
             for number in 1...eventsPerReplica {
-                let answer = try node.api.send(
-                    "POST", "/items", body: Array(#"{"name":"\#(node.name) \#(number)","quantity":1}"#.utf8))
-                guard answer.status == 201 else { throw ProbeError.malformed("POST /items: \(answer.statusLine)") }
+                try node.api.createItem("\(node.name) \(number)")
             }
         }
         let events = replicas * eventsPerReplica
@@ -107,7 +105,7 @@ struct LoopbackTopology {
             }
             figures.fallbackSeconds = (ContinuousClock.now - killedAt).seconds
             let writtenAt = ContinuousClock.now
-            _ = try nodes[0].api.send("POST", "/items", body: Array(#"{"name":"after the relay","quantity":1}"#.utf8))
+            try nodes[0].api.createItem("after the relay")
             try wait("the mesh spreads an event", seconds: 60) {
                 try nodes.allSatisfy { try $0.api.eventCount() == events + 1 }
             }
