@@ -1,8 +1,4 @@
 /// What a benchmark run measures, read from the command line.
-///
-/// ```
-/// peerd-bench [--events 200000,1000000] [--quick] [--ingest-only] [--dir DIR] [--latency-samples 2000]
-/// ```
 struct BenchOptions {
     /// The log sizes to measure; every size gets its own fresh databases.
     var eventCounts: [Int] = [200_000, 1_000_000]

@@ -3,8 +3,7 @@ import Replica
 
 /// A table shaped like `events` in `Sources/Replica/Storage/Schema.swift`,
 /// written through the SQLite C API with nothing in between: prepared
-/// statements, rebound per row. It stores the same bytes as the event log,
-/// which makes it the ceiling for the library's rates.
+/// statements, rebound per row.
 final class RawEventTable {
     /// Which indexes and statements a write carries besides the row itself.
     enum Shape {
@@ -18,14 +17,6 @@ final class RawEventTable {
         case feedSeqIndexOnly
         /// For analysis: the statements `EventLog` runs for a large batch
         /// (schema version 2), without the Swift around them. Per batch:
-        /// read `projected_offset`, the newest offset, the clock and the
-        /// feed head; per row the entity's chain head (`entities.last_offset`
-        /// unless it is pending) and the insert with `entity_prev` (and new
-        /// `entities` rows, `UNIQUE (entity_type, entity_id)`); then the head
-        /// and the clock. A pending entity's projection row is read once;
-        /// once 20,000 events or 8,192 entities are pending, each pending
-        /// entity's row is updated with a ~150-byte state and the chain
-        /// head, and `projected_offset` is set.
         case eventLogStatements
     }
 

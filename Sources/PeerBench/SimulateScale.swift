@@ -4,14 +4,6 @@ import Simulator
 /// `peerd-bench simulate-scale`: how many anti-entropy rounds meshes of
 /// 8 to 256 simulated replicas need to converge when each dials at most
 /// three peers, printed as a Markdown table.
-///
-/// With `--receptions`: how many times each live event reaches each node
-/// of a full mesh, with link pruning off and on (`PruningExperiment`).
-///
-/// ```
-/// peerd-bench simulate-scale [--sizes 8,16,32,64,128,256] [--seed 1] [--fan-out 3]
-/// peerd-bench simulate-scale --receptions [--sizes 16,64,256] [--writers N] [--seed 1]
-/// ```
 struct SimulateScale {
     var sizes = [8, 16, 32, 64, 128, 256]
     var seed: UInt64 = 1

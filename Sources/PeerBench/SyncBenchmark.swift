@@ -3,11 +3,6 @@ import Foundation
 import Replica
 
 /// What `peerd-bench sync` measures, read from the command line.
-///
-/// ```
-/// peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N] [--catch-ups N]
-///                  [--no-pruning]
-/// ```
 struct SyncOptions {
     /// Events in the source replica a fresh replica catches up from.
     var events = 1_000_000
@@ -100,8 +95,6 @@ struct SyncTimeout: Error, CustomStringConvertible {
 }
 
 /// Polls `condition` every `pollMs` until it holds; throws after `seconds`.
-/// For conditions no callback announces (another process's database, the
-/// byte counters); each poll is cheap.
 func waitUntil(_ what: String, seconds: Double, pollMs: Int = 10, _ condition: () throws -> Bool) throws {
     guard try Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(pollMs), condition) else {
         throw SyncTimeout(description: "timed out after \(seconds) s waiting for \(what)")

@@ -135,8 +135,7 @@ struct SyncCatchUpBenchmark {
     }
 
     /// Ingests `events` events of 4 feeds of `log`'s own replica (scopes
-    /// `origin-1` ... `origin-4`, `RemoteEventSource`), which it signs as
-    /// their origin, in batches of 10,000, then writes the pending projection rows.
+    /// `origin-1` ...
     static func ingestOriginFeeds(events: Int, into log: EventLog) throws
         -> (payloadBytes: Int, seconds: Double, feeds: Int)
     {

@@ -28,9 +28,6 @@ final class SyncMesh {
     let antiEntropyIntervalMs: Milliseconds
 
     /// - Parameters:
-    ///   - pruning: link pruning on every node (`SyncSession.Configuration.prunesLinks`).
-    ///   - durability: every node's commits; `.normal` (no fsync) leaves the
-    ///     CPU and the thread hops of the path, a diagnostic beside `.full`.
     init(
         workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool = true,
         durability: EventLog.Options.Durability = .full

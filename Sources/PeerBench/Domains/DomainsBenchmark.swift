@@ -2,21 +2,7 @@ import Foundation
 import Replica
 
 /// `peerd-bench domains`: a declared domain against the Swift `Item` on
-/// the same history (docs/performance.md "Declared domains"). The events
-/// are the import benchmark's (20,000 items, 4 origin feeds interleaved);
-/// for the declared rows they carry entity type `ticket`, which a log folds
-/// with Item's declared twin (`DomainDeclaration.itemTwin`). Times, in the
-/// same run: raw SQLite inserting the same rows (the baseline); in this
-/// process, for each domain `EventLog.ingest` in catch-up batches and a
-/// full refold (`checkIntegrity(refold: true)`), and for the declared one
-/// also a new version declared, which refolds every entity in its
-/// transaction; then the same through real `peerd` processes
-/// (`DomainsCLIPhase`): import, `check --refold`, declare, and a catch-up
-/// between two daemons while the other pair runs.
-///
-/// ```
-/// peerd-bench domains [--events N] [--peerd PATH] [--dir DIR]
-/// ```
+/// the same history (docs/performance.md "Declared domains").
 struct DomainsBenchmark {
     var events = 200_000
     var batch = 5_000

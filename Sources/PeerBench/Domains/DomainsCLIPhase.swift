@@ -3,14 +3,7 @@ import Replica
 
 /// The domains benchmark as users run it: real `peerd` processes on the
 /// same history, once as `item` and once as `ticket` (Item's declared
-/// twin). For each: `peerd init`, for the twin `peerd domain declare`,
-/// `peerd import FILE` of the history as the replica's own feeds (an
-/// NDJSON migration file), `peerd check --refold`, for the twin a version 2
-/// declared with `--accept-refold`; then `peerd run` on it and on a fresh
-/// replica of its cluster dialing it, timed until `peerd wait
-/// --converged-with 1` says the receiver holds the same state. Both
-/// sources run before either catch-up, and each pair keeps running: three
-/// daemons on the box during the items' catch-up, four during the tickets'.
+/// twin).
 struct DomainsCLIPhase {
     let peerd: String
     let workload: ImportWorkload

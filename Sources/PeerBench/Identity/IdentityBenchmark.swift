@@ -5,12 +5,6 @@ import SyncProtocol
 
 /// `peerd-bench identity`: what identities and signed feeds cost, beside a
 /// bare SQLite insert of the same run (docs/performance.md, "Identities").
-///
-/// - admitting a hello: the peer's proof (one Ed25519 verify) and its
-///   certificate (another), once per connection;
-/// - per event: a chain link (`FeedChain.link`), against one Ed25519
-///   signature and one verify;
-/// - a catch-up ingest of signed pages with verification on and off.
 struct IdentityBenchmark {
     var events = 200_000
     var signatures = 5_000

@@ -4,20 +4,7 @@ import Replica
 
 /// `peerd-bench import`: `peerd import FILE` as a real process against the
 /// same events stored in this process, so the import reads next to the
-/// catch-up rate it should reach (issue 16). Builds an NDJSON file as
-/// `peerd export` writes it (4 origin feeds interleaved, item payloads,
-/// about 295 bytes a line), then times, in the same run: raw SQLite
-/// inserting the same rows (the baseline), `EventLog.ingest` of the same
-/// events in batches of the size sync catch-up asks for (the catch-up rate
-/// without the network), and `peerd import FILE` with the time taken around
-/// the child process (start, parse, ingest, exit), on both paths an
-/// import takes: the importer's own feeds, which it signs as it stores them
-/// (a migration's file without signatures, and its own `peerd export`), and
-/// another replica's `peerd export`, verified against its signed heads.
-///
-/// ```
-/// peerd-bench import [--events N] [--peerd PATH]... [--dir DIR]
-/// ```
+/// catch-up rate it should reach (issue 16).
 struct ImportBenchmark {
     var events = 1_000_000
     /// Catch-up pages: `SyncSession.Configuration.batchEvents`.

@@ -6,10 +6,7 @@ import NetworkLab
 #endif
 
 /// `peerd-bench lab`: discovery and first sync across the hosts of
-/// `scripts/netlab.sh`, printed as Markdown. One lab of two hosts runs
-/// `peerd` (``ArrivalPhase``, then ``AvahiOutagePhase``), another runs
-/// `mdns-probe` (``ProbePhase``); each is taken down at the end, also on
-/// failure.
+/// `scripts/netlab.sh`, printed as Markdown.
 struct LabBenchmark {
     let peerd: String
     /// The `mdns-probe` binary.

@@ -1,8 +1,4 @@
 /// Seconds measured several times: the median and the range, as the lab report prints them.
-///
-/// ```swift
-/// Spread([0.07, 0.08, 0.07]).text   // "0.07 s (0.07–0.08)"
-/// ```
 struct Spread {
     let sorted: [Double]
 

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// The executables a benchmark starts: the one given, or one beside this executable.
@@ -12,7 +13,8 @@ enum Executable {
     static func beside(_ name: String) throws -> String {
         let path = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent(name).path
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw UsageError("no \(name) at \(path): build it next to peerd-bench (`swift build --product \(name)`)")
+            throw ChildProcessError(
+                "no \(name) at \(path): build it next to peerd-bench (`swift build --product \(name)`)")
         }
         return path
     }

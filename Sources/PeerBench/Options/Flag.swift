@@ -1,11 +1,6 @@
 import Foundation
 
 /// One flag of a subcommand: its name, the value it takes, its default and its help.
-///
-/// ```swift
-/// Flag.count("--events", 200_000, "events to ingest")
-/// Flag.toggle("--quick", "one small size: seconds, not minutes")
-/// ```
 struct Flag: Sendable {
     /// What follows the flag on the command line.
     enum Value: Sendable {

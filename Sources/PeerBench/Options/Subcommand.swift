@@ -2,11 +2,6 @@ import Foundation
 
 /// A subcommand of `peerd-bench`: its flags, declared once, parse its
 /// arguments and print its `--help`.
-///
-/// ```swift
-/// let thin = Subcommand("thin", "a thin client's push and pull rates", [.count("--events", 50_000, "events")])
-/// let arguments = try thin.parse(["--events", "2000"])   // arguments.count("--events") == 2000
-/// ```
 struct Subcommand: Sendable {
     /// `sync`, or empty for the storage benchmark (`peerd-bench [FLAGS]`).
     let name: String

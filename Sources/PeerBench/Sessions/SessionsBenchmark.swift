@@ -2,16 +2,7 @@ import Foundation
 import Replica
 
 /// `peerd-bench sessions`: what single-writer sessions cost
-/// (docs/sessions.md). Folding: N events from two writers ingested into a
-/// fresh log with every entity free, then with every entity held by one of
-/// them (half the events dropped), beside raw SQLite inserting the same
-/// rows in the same batches in this run. Claims: the latency of a claim
-/// over HTTP on loopback, optimistic (no relay) and granted (through a
-/// relay), beside `POST /items` on the same daemon.
-///
-/// ```
-/// peerd-bench sessions [--events N] [--entities N] [--claims N] [--peerd PATH] [--dir DIR]
-/// ```
+/// (docs/sessions.md).
 struct SessionsBenchmark {
     var events = 200_000
     var entities = 1_000

@@ -1,8 +1,6 @@
 import Foundation
 
-/// Phase `gossip`: strangers on A's gossip port. A and B (B dials A) run
-/// with HTTP; a baseline of A's threads and memory and of live writes A→B,
-/// then each `GossipAttack` in turn with live samples taken during it.
+/// Phase `gossip`: strangers on A's gossip port.
 struct GossipPhase {
     let cluster: LoopbackCluster
 

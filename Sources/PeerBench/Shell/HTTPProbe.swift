@@ -1,5 +1,6 @@
 import DaemonClient
 import Foundation
+import PeerNet
 
 #if canImport(Glibc)
     import Glibc
@@ -27,7 +28,7 @@ enum HTTPProbe {
         var result = ChunkedUpload()
         do {
             let deadline = ContinuousClock.now + .seconds(60)
-            let socket = try ProbeSocket.connect(port: port, seconds: 5)
+            let socket = try Socket.connectedNonBlocking(port: port)
             let head =
                 "POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"

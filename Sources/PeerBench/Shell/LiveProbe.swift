@@ -3,13 +3,7 @@ import Foundation
 
 /// Live latency from outside: `POST /items` on the writer, timed until the
 /// event (matched on the `replica_event_id` of the `201` body) shows up in
-/// the receiver's change stream. Each write gets a new name, so that the
-/// daemon's double-tap filter never merges two samples.
-///
-/// ```swift
-/// let probe = LiveProbe(writer: a.api, receiver: feedOfB, label: "baseline")
-/// let samples = probe.run(count: 100, intervalMs: 20)
-/// ```
+/// the receiver's change stream.
 struct LiveProbe: Sendable {
     /// The daemon written to.
     let writer: DaemonEndpoint

@@ -4,13 +4,6 @@ import Foundation
 /// The daemons of one phase on 127.0.0.1: makes their data directories
 /// with `peerd init` (or `--join` another's cluster code), starts them,
 /// and stops them all, last started first.
-///
-/// ```swift
-/// let cluster = LoopbackCluster(phase: "gossip", peerd: peerd, workspace: workspace)
-/// defer { cluster.stopAll() }
-/// let a = try cluster.start("A", data: try cluster.initialize("A"))
-/// let b = try cluster.start("B", data: try cluster.initialize("B", joining: a.data), peers: [a])
-/// ```
 final class LoopbackCluster {
     /// Names the directories and logs, e.g. `gossip`.
     let phase: String

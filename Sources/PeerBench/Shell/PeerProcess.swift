@@ -9,11 +9,6 @@ import Foundation
 /// A `peerd run` child on loopback as the shell benchmark sees it: from
 /// outside, through its two ports, its log and `/proc/<pid>`, never
 /// through the daemon's own Swift types.
-///
-/// ```swift
-/// let a = try PeerProcess(name: "A", peerd: peerd, data: dirA, logPath: logA)
-/// let b = try PeerProcess(name: "B", peerd: peerd, data: dirB, peers: [a.gossipPort], logPath: logB)
-/// ```
 final class PeerProcess {
     /// For messages and the report, e.g. `A`.
     let name: String
@@ -28,8 +23,7 @@ final class PeerProcess {
 
     /// Starts `peerd run` on 127.0.0.1 (both ports picked by the kernel, no
     /// mDNS, log level info), dialing `peers`, and waits until it printed
-    /// both ports. With `descriptorLimit` it runs under `/bin/sh -c 'ulimit -n N; exec peerd ...'`;
-    /// `extra` arguments follow the others (`--relay`, or a second `--listen` that wins).
+    /// both ports.
     init(
         name: String, peerd: String, data: String, peers: [UInt16] = [], logPath: String,
         descriptorLimit: Int? = nil, extra: [String] = []

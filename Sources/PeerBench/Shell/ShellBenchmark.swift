@@ -101,8 +101,6 @@ struct ShellBenchmark {
     }
 
     /// Raises this process's soft limit of open files to its hard limit:
-    /// the attacks hold over 1,000 connections, and the daemons inherit the
-    /// limit (the report prints theirs).
     static func raiseDescriptorLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }

@@ -1,12 +1,6 @@
 import Foundation
 
 /// A Markdown table: a header row, then rows whose first cell says what the figures are.
-///
-/// ```swift
-/// var table = ShellTable(["Measure", "baseline", "idle"])
-/// table.row("A threads", "6", "1,006")
-/// print(table.lines.joined(separator: "\n"))
-/// ```
 struct ShellTable {
     private let header: [String]
     private var rows: [[String]] = []

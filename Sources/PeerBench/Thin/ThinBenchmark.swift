@@ -3,13 +3,6 @@ import Replica
 
 /// `peerd-bench thin`: a thin client against a real `peerd run` on
 /// 127.0.0.1, over HTTP as the seed's phone client speaks it (docs/relay.md):
-/// pushes N events in batches (`POST /events`), then pulls them back in
-/// pages (`GET /events?after=&limit=`), and prints events/s for both next
-/// to raw SQLite inserting the same rows in the same batches in this run.
-///
-/// ```
-/// peerd-bench thin [--events N] [--batch N] [--peerd PATH] [--dir DIR]
-/// ```
 struct ThinBenchmark {
     var events = 50_000
     var batch = 500

@@ -5,13 +5,6 @@ import Foundation
 #endif
 
 /// One size in one topology with real `peerd run` processes on 127.0.0.1:
-/// the mesh (replica i dials every replica before it, `--topology mesh`;
-/// peer exchange adds the rest, at most 16 dials at once as every replica
-/// does), or the hub (one `--relay`, every replica dials it alone and
-/// learns the others by peer exchange). Counts connections from `GET
-/// /peers` and bytes from `GET /metrics` (`peersync_bytes_sent_total`,
-/// summed over every daemon); in the hub, kills the relay with SIGKILL
-/// and times the fallback to the mesh.
 struct LoopbackTopology {
     struct Figures {
         var connections: Int

@@ -8,11 +8,7 @@ import SyncProtocol
 #endif
 
 /// `peerd-bench wifi`: catch-up of a fresh replica over a Wi-Fi-like link, printed as Markdown beside the
-/// link's own throughput measured in the same run. Two hosts of `scripts/netlab.sh` (``NetLab``): each
-/// host's link shaped by `tc tbf`, host 1 dropping packets at random both ways; a raw TCP transfer
-/// (``LinkProbe``) from host 1 to host 2 measures the link; then `peerd run` of A (host 1, a log built with
-/// the workload of `peerd-bench sync`) and of a fresh B (host 2, `--peer A`), timed from B's launch until
-/// B's database holds every event. The lab is taken down at the end, also on failure.
+/// link's own throughput measured in the same run.
 struct WifiBenchmark {
     let options: WifiOptions
 

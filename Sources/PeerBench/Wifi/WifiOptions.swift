@@ -1,10 +1,6 @@
 import Foundation
 
 /// What `peerd-bench wifi` measures, read from the command line.
-///
-/// ```
-/// peerd-bench wifi [--events N] [--rate RATE] [--loss PERCENT] [--probe-mb N] [--peerd PATH] [--dir DIR]
-/// ```
 struct WifiOptions {
     /// Events in the source replica A that a fresh B catches up from.
     var events = 1_000_000
