@@ -21,7 +21,6 @@ struct BenchmarkRun {
         }
         let latency = try LatencyBenchmark(samples: options.latencySamples, workspace: workspace).run()
         let report = Report(
-            command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             results: results, growth: growth, latency: latency,
             meanPayloadBytes: meanPayloadBytes(), peakResets: peakResets)
         print(report.markdown)

@@ -66,7 +66,7 @@ extension SizeBenchmark {
         return streamed
     }
 
-    /// A fresh replica catching up from one that holds the log at `path`:
+    /// A fresh replica catching up from one that holds the log at `path`.
     func catchUpRate(from path: String) throws -> PhaseResult {
         let target = workspace.freshDatabase("catch-up-\(size).db")
         defer { workspace.remove(target) }

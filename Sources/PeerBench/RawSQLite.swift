@@ -16,7 +16,7 @@ final class RawEventTable {
         /// For analysis: `UNIQUE (feed, seq)` but no index on `entity`.
         case feedSeqIndexOnly
         /// For analysis: the statements `EventLog` runs for a large batch
-        /// (schema version 2), without the Swift around them. Per batch:
+        /// (schema version 2), without the Swift around them. Per batch.
         case eventLogStatements
     }
 

@@ -2,8 +2,6 @@ import Foundation
 
 /// Everything one run measured, printed as Markdown.
 struct Report {
-    /// The command line, as run.
-    var command: String
     /// The throughput rows of every size, raw baselines first.
     var results: [PhaseResult]
     /// RSS samples while the recent-hot append log grew.
@@ -20,7 +18,7 @@ struct Report {
         var lines: [String] = []
         lines.append("## peerd-bench results")
         lines.append("")
-        lines.append("- command: `\(command)`")
+        lines.append(Markdown.command)
         lines.append("- machine: \(Report.machine), SQLite \(RawEventTable.sqliteVersion)")
         lines.append(
             "- workload: item events, mean payload \(String(format: "%.1f", meanPayloadBytes)) bytes; "

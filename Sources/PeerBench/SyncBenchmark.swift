@@ -59,7 +59,6 @@ struct SyncBenchmark {
         ) { try SyncIdleBenchmark(rounds: options.idleRounds, mesh: $0).run() }
 
         let report = SyncReport(
-            command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             loopback: loopback, pingPong: pingPong, rawIngest: series.median.raw, rawCommit: rawCommit,
             catchUp: series.median.catchUp, catchUpPairs: series.pairs, latency: latency,
             latencyWithoutFsync: latencyWithoutFsync, idle: idle)

@@ -27,7 +27,7 @@ final class SyncMesh {
     /// Every node's anti-entropy interval.
     let antiEntropyIntervalMs: Milliseconds
 
-    /// - Parameters:
+    /// - Parameters.
     init(
         workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool = true,
         durability: EventLog.Options.Durability = .full

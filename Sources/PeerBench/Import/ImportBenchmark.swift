@@ -29,70 +29,49 @@ struct ImportBenchmark {
         progress("import: a source replica's `peerd export` of the same events ...")
         let signed = try signedExport(peerd: peerds[0], workspace: workspace)
         defer { if directory == nil { workspace.discard(signed.file) } }
-        var imports: [(name: String, run: ImportRun)] = []
+        let batchText = Report.grouped(Double(batch))
+        var rows: [(name: String, seconds: Double, extra: [String])] = [
+            (
+                "raw SQLite insert (integer primary key only), batches of \(batchText)", raw,
+                ["", Figure.fixed(rawCPU, 1)]
+            ),
+            (
+                "EventLog.ingest in process, batches of \(batchText) (catch-up)", ingest,
+                ["", Figure.fixed(ingestCPU, 1)]
+            ),
+        ]
         for peerd in peerds {
             let binary = peerds.count > 1 ? " (\(peerd))" : ""
-            progress("import: \(peerd) import, own feeds without signed heads ...")
-            imports.append(
-                (
-                    "`peerd import FILE`, own feeds, no signed heads (a migration's file)\(binary)",
-                    try importRun(peerd: peerd, file: file, replicaID: ImportWorkload.replicaID, workspace: workspace)
-                ))
-            progress("import: \(peerd) import, own feeds from its own `peerd export` ...")
-            imports.append(
-                (
-                    "`peerd import FILE`, own feeds, its own `peerd export` (signed heads)\(binary)",
-                    try importRun(
-                        peerd: peerd, file: signed.file, replicaID: signed.replicaID, identityKey: signed.identityKey,
-                        workspace: workspace)
-                ))
-            progress("import: \(peerd) import, another replica's `peerd export` ...")
-            imports.append(
-                (
-                    "`peerd import FILE`, another replica's `peerd export` (verified)\(binary)",
-                    try importRun(peerd: peerd, file: signed.file, replicaID: "bench-receiver", workspace: workspace)
-                ))
+            let paths: [(String, String, String, String?)] = [
+                ("own feeds, no signed heads (a migration's file)", file, ImportWorkload.replicaID, nil),
+                ("own feeds, its own `peerd export` (signed heads)", signed.file, signed.replicaID, signed.identityKey),
+                ("another replica's `peerd export` (verified)", signed.file, "bench-receiver", nil),
+            ]
+            for (what, file, replicaID, key) in paths {
+                progress("import: \(peerd) import, \(what) ...")
+                let run = try importRun(
+                    peerd: peerd, file: file, replicaID: replicaID, identityKey: key, workspace: workspace)
+                rows.append(
+                    (
+                        "`peerd import FILE`, \(what)\(binary)", run.seconds,
+                        [Figure.fixed(run.peakMiB, 0), Figure.fixed(run.cpuSeconds, 1)]
+                    ))
+            }
         }
-
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        let lineBytes = Double(fileBytes) / Double(events)
-        var rows = [
-            row(
-                "raw SQLite insert (integer primary key only), batches of \(Report.grouped(Double(batch)))", raw, raw,
-                cpuSeconds: rawCPU),
-            row(
-                "EventLog.ingest in process, batches of \(Report.grouped(Double(batch))) (catch-up)", ingest, raw,
-                cpuSeconds: ingestCPU),
-        ]
-        for (name, run) in imports {
-            rows.append(row(name, run.seconds, raw, peakMiB: run.peakMiB, cpuSeconds: run.cpuSeconds))
-        }
-        print(
-            """
-            ## peerd-bench import: \(Report.grouped(Double(events))) events, run \(date)Z
-
-            - machine: \(Report.machine)
-            - file: \(String(format: "%.1f", Double(fileBytes) / 1e6)) MB of NDJSON as `peerd export` writes it, \
-            \(String(format: "%.0f", lineBytes)) bytes a line, 4 origin feeds interleaved, item payloads
-            - CPU s: process CPU time (user + system) in the timed calls; for `peerd import`, utime + stime of \
-            the child (all its threads), and peak RSS its VmHWM (both sampled every 20 ms until it exits)
-            - `peerd import` rows: whole processes into a fresh data directory; the signed file is \
-            `peerd export` of a replica that holds the same workload as its own 4 feeds \
-            (\(String(format: "%.1f", Double(signed.bytes) / 1e6)) MB with its certificate and signed heads)
-
-            | what | events/s | seconds | vs raw SQLite | peak RSS MiB | CPU s |
-            |---|---:|---:|---:|---:|---:|
-            \(rows.joined(separator: "\n"))
-            """)
-    }
-
-    private func row(
-        _ name: String, _ seconds: Double, _ rawSeconds: Double, peakMiB: Double? = nil, cpuSeconds: Double? = nil
-    ) -> String {
-        "| \(name) | \(Report.grouped(Double(events) / seconds)) | \(String(format: "%.2f", seconds)) | "
-            + "\(String(format: "%.2f×", rawSeconds / seconds)) | "
-            + "\(peakMiB.map { String(format: "%.0f", $0) } ?? "") | "
-            + "\(cpuSeconds.map { String(format: "%.1f", $0) } ?? "") |"
+        let table = MarkdownTable.rates("what", events: events, raw: raw, extra: ["peak RSS MiB", "CPU s"], rows)
+        Markdown.emit(
+            Markdown.heading(
+                "import: \(Report.grouped(Double(events))) events",
+                [
+                    "file: \(Figure.fixed(Double(fileBytes) / 1e6, 1)) MB of NDJSON as `peerd export` writes it, "
+                        + "\(Figure.fixed(Double(fileBytes) / Double(events), 0)) bytes a line, 4 origin feeds "
+                        + "interleaved, item payloads",
+                    "CPU s: process CPU time (user + system) in the timed calls; for `peerd import`, utime + stime of "
+                        + "the child (all its threads), and peak RSS its VmHWM (both sampled every 20 ms until it exits)",
+                    "`peerd import` rows: whole processes into a fresh data directory; the signed file is "
+                        + "`peerd export` of a replica that holds the same workload as its own 4 feeds "
+                        + "(\(Figure.fixed(Double(signed.bytes) / 1e6, 1)) MB with its certificate and signed heads)",
+                ]) + table.lines)
     }
 
     /// `EventLog.ingest` of the same events into a fresh log, as sync catch-up calls it.

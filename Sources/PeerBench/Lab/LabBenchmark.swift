@@ -22,12 +22,11 @@ struct LabBenchmark {
         if let reason = NetLab.unavailableReason(executables: [peerd, probe]) {
             throw LabBenchmarkError("lab: \(reason)")
         }
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
         var report = LabReport(events: events, runs: runs)
-        emit([
-            "## peerd-bench lab: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(date)Z",
+        Markdown.emit([
+            "## peerd-bench lab: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
             "",
-            "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`",
+            Markdown.command,
             "- machine: \(Report.machine); two hosts of scripts/netlab.sh per lab (network namespaces on one "
                 + "bridge, each with its own D-Bus and avahi-daemon), load average (1 min) \(ShellBenchmark.loadAverage)",
             "- every `peerd run` listens on 0.0.0.0:4100 with `--log-level debug` and finds its peers by mDNS alone;"
@@ -48,25 +47,20 @@ struct LabBenchmark {
             bodyEnded = ContinuousClock.now
         }
         report.peerdLabDown = (ContinuousClock.now - bodyEnded).seconds
-        emit(report.peerdSections)
+        Markdown.emit(report.peerdSections)
 
         progress("lab: mdns-probe on two hosts")
         try await NetLab.with(hosts: 2, prefix: "bp", network: "10.81", directory: directory) { lab in
             report.probes = try await ProbePhase(lab: lab, probe: probe, runs: runs).run()
         }
-        emit(report.probeSection)
+        Markdown.emit(report.probeSection)
 
         let checks = report.checks
-        emit(["### Checks", ""] + checks.map { "- \($0.met ? "met" : "**not met**"): \($0.what)" })
+        Markdown.emit(["### Checks", ""] + checks.map { "- \($0.met ? "met" : "**not met**"): \($0.what)" })
         let missed = checks.filter { !$0.met }.count
         if missed > 0 { throw LabBenchmarkError("lab: \(missed) of \(checks.count) checks not met (see the report)") }
     }
 
-    /// Prints a section and flushes standard output.
-    private func emit(_ lines: [String]) {
-        print(lines.joined(separator: "\n") + "\n")
-        fflush(nil)
-    }
 }
 
 /// The lab benchmark could not run, or what it measured misses a check.

@@ -1,7 +1,7 @@
 import Foundation
 import NetworkLab
 
-/// `MDNSDiscovery` alone, in `mdns-probe` processes (docs/discovery.md):
+/// `MDNSDiscovery` alone, in `mdns-probe` processes (docs/discovery.md).
 struct ProbePhase {
     let lab: NetLab
     /// The `mdns-probe` executable.

@@ -12,6 +12,6 @@ struct Spread {
         guard let median, let low = sorted.first, let high = sorted.last else { return "—" }
         let digits = high < 10 ? 2 : 1
         return
-            "\(SyncReport.fixed(median, digits)) s (\(SyncReport.fixed(low, digits))–\(SyncReport.fixed(high, digits)))"
+            "\(Figure.fixed(median, digits)) s (\(Figure.fixed(low, digits))–\(Figure.fixed(high, digits)))"
     }
 }

@@ -31,34 +31,25 @@ struct SessionsBenchmark {
         )
         .run()
 
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        print(
-            """
-            ## peerd-bench sessions: \(Report.grouped(Double(events))) events over \(entities) items, run \(date)Z
-
-            - machine: \(Report.machine)
-
-            | folding | events/s | seconds | vs raw SQLite |
-            |---|---:|---:|---:|
-            \(rateRow("raw SQLite insert (integer primary key only), batches of \(batch)", raw, raw))
-            \(rateRow("ingest, every item free", free.seconds, raw))
-            \(rateRow("ingest, every item held (\(Report.grouped(Double(held.dropped))) dropped)", held.seconds, raw))
-
-            | over HTTP on 127.0.0.1 (\(claims) each) | p50 ms | p99 ms |
-            |---|---:|---:|
-            \(latencyRow("POST /items (an append, the baseline)", latency.append))
-            \(latencyRow("claim, optimistic (no relay)", latency.optimistic))
-            \(latencyRow("claim, granted through a relay", latency.granted))
-            """)
-    }
-
-    private func rateRow(_ name: String, _ seconds: Double, _ rawSeconds: Double) -> String {
-        "| \(name) | \(Report.grouped(Double(events) / seconds)) | \(String(format: "%.2f", seconds)) | "
-            + "\(String(format: "%.2f×", rawSeconds / seconds)) |"
-    }
-
-    private func latencyRow(_ name: String, _ summary: LatencySummary) -> String {
-        "| \(name) | \(String(format: "%.2f", summary.p50 * 1000)) | \(String(format: "%.2f", summary.p99 * 1000)) |"
+        let folding = MarkdownTable.rates(
+            "folding", events: events, raw: raw,
+            [
+                ("raw SQLite insert (integer primary key only), batches of \(batch)", raw, []),
+                ("ingest, every item free", free.seconds, []),
+                ("ingest, every item held (\(Report.grouped(Double(held.dropped))) dropped)", held.seconds, []),
+            ])
+        var claims = MarkdownTable(["over HTTP on 127.0.0.1 (\(self.claims) each)", "p50 ms", "p99 ms"])
+        for (name, summary) in [
+            ("POST /items (an append, the baseline)", latency.append),
+            ("claim, optimistic (no relay)", latency.optimistic),
+            ("claim, granted through a relay", latency.granted),
+        ] {
+            claims.row(name, Figure.milli(summary.p50), Figure.milli(summary.p99))
+        }
+        Markdown.emit(
+            Markdown.heading("sessions: \(Report.grouped(Double(events))) events over \(entities) items")
+                + folding.lines
+                + [""] + claims.lines)
     }
 
     /// Ingests `openers` untimed, then `batches` timed, into a new log;

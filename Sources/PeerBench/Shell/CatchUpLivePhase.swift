@@ -52,7 +52,7 @@ struct CatchUpLivePhase {
         stop.raise()
         let samples = during.wait(seconds: 60) ?? LiveSamples(firstFailure: "the samples did not stop within 60 s")
 
-        var table = ShellTable([
+        var table = MarkdownTable([
             "Live A→C (one write every \(CatchUpLivePhase.sampleIntervalMs) ms)", "C caught up, quiet",
             "while B catches up",
         ])
@@ -63,7 +63,7 @@ struct CatchUpLivePhase {
             Figure.latency(LatencySummary(baseline.acknowledgements)),
             Figure.latency(LatencySummary(samples.acknowledgements)))
         table.row("Failures", Figure.failures(baseline), Figure.failures(samples))
-        var facts = ShellTable(["Catch-up", "Value"])
+        var facts = MarkdownTable(["Catch-up", "Value"])
         facts.row(
             "Events in A (4 foreign feeds; built in process in \(Figure.seconds(buildSeconds)) s)", Figure.count(target)
         )

@@ -37,7 +37,7 @@ struct GossipPhase {
                 + "Attack figures are taken while its connections are held; peaks sampled every 250 ms.",
             "",
         ]
-        var table = ShellTable(
+        var table = MarkdownTable(
             ["Measure"] + ["baseline"] + results.map { "\($0.attack.name) ×\($0.attack.connections)" })
         func row(_ label: String, _ base: String, _ value: (AttackResult) -> String) {
             table.row([label, base] + results.map(value))

@@ -58,7 +58,7 @@ struct HTTPLoadPhase {
         let invalid = HTTPProbe.invalidUTF8Name(a.api)
         let chunked = HTTPProbe.chunkedUpload(port: a.api.port)
 
-        var table = ShellTable(["Measure", "baseline", "with the connections held"])
+        var table = MarkdownTable(["Measure", "baseline", "with the connections held"])
         table.row("Held connections: change streams (`GET /changes`) connected", "—", HTTPLoadPhase.held(streams))
         table.row("… answered first with", "—", HTTPLoadPhase.firstLines(streams))
         table.row(
@@ -83,7 +83,7 @@ struct HTTPLoadPhase {
         table.row(
             "A answers `GET /health` again after the close (s)", "—",
             Figure.seconds(recovered, otherwise: "**not within \(Int(HTTPLoadPhase.recoverySeconds)) s**"))
-        var probes = ShellTable(["Correctness probe", "Daemon answered"])
+        var probes = MarkdownTable(["Correctness probe", "Daemon answered"])
         probes.row("`POST /items` with name bytes `FF FE` (invalid UTF-8), correct Content-Length", invalid)
         probes.row("`POST /items`, chunked, 64 KiB chunks up to 8 MiB: status", chunked.answer)
         probes.row(

@@ -21,11 +21,10 @@ struct ShellBenchmark {
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench shell: work directory \(workspace.path), peerd at \(peerd)")
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        emit([
-            "## peerd-bench shell: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(date)Z",
+        Markdown.emit([
+            "## peerd-bench shell: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
             "",
-            "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`",
+            Markdown.command,
             "- machine: \(Report.machine); every daemon on 127.0.0.1, `--no-mdns --log-level info`",
             "- latencies in ms; p50 / p99 / max are nearest-rank; \"—\" where a figure does not apply",
         ])
@@ -50,7 +49,7 @@ struct ShellBenchmark {
                 "_Phase \(phase.rawValue) took \(seconds) s; load average (1 min) \(loadBefore) before, "
                     + "\(ShellBenchmark.loadAverage) after, on \(ProcessInfo.processInfo.activeProcessorCount) cores._",
             ]
-            emit(lines)
+            Markdown.emit(lines)
         }
     }
 
@@ -94,13 +93,7 @@ struct ShellBenchmark {
         return text.split(separator: " ").first.map(String.init) ?? "?"
     }
 
-    /// Prints a section and flushes standard output (`fflush(nil)`: every stream).
-    private func emit(_ lines: [String]) {
-        print(lines.joined(separator: "\n") + "\n")
-        fflush(nil)
-    }
-
-    /// Raises this process's soft limit of open files to its hard limit:
+    /// Raises this process's soft limit of open files to its hard limit.
     static func raiseDescriptorLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }

@@ -40,11 +40,11 @@ struct StatusPhase {
         let stats = a.sample()
 
         let summary = LatencySummary(sequential.latencies)
-        var table = ShellTable(["Sequential `GET /status` (20,000 items)", "Value"])
+        var table = MarkdownTable(["Sequential `GET /status` (20,000 items)", "Value"])
         table.row("Answered 200 of tried", "\(sequential.ok) of \(sequential.tried)")
         table.row("Latency p50 / p99 / max (ms)", Figure.latency(summary))
         table.row("Body size of one answer", Figure.bytes(statusBytes))
-        var flood = ShellTable([
+        var flood = MarkdownTable([
             "Flood, \(StatusPhase.floodThreads) threads × \(Int(StatusPhase.floodSeconds)) s, new connection per request",
             "Requests answered", "Requests/s", "Failed (timed out)", "Latency p50 / max (ms)",
         ])

@@ -2,7 +2,7 @@ import Foundation
 import Replica
 
 /// `peerd-bench thin`: a thin client against a real `peerd run` on
-/// 127.0.0.1, over HTTP as the seed's phone client speaks it (docs/relay.md):
+/// 127.0.0.1, over HTTP as the seed's phone client speaks it (docs/relay.md).
 struct ThinBenchmark {
     var events = 50_000
     var batch = 500
@@ -40,26 +40,17 @@ struct ThinBenchmark {
         }
         guard pulled == events else { throw ProbeError.malformed("pulled \(pulled) events, pushed \(events)") }
 
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        print(
-            """
-            ## peerd-bench thin: \(Report.grouped(Double(events))) events, batches and pages of \(batch), run \(date)Z
-
-            - machine: \(Report.machine); `peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)
-
-            | what | events/s | seconds | vs raw SQLite |
-            |---|---:|---:|---:|
-            \(row("raw SQLite insert (integer primary key only), batches of \(batch)", raw, raw))
-            \(row("push: POST /events", push.elapsed.seconds, raw))
-            \(row("pull: GET /events?after=&limit=\(batch)", pull.elapsed.seconds, raw))
-            """)
-    }
-
-    private func row(_ name: String, _ seconds: Double, _ rawSeconds: Double) -> String {
-        let rate = Double(events) / seconds
-        let ratio = rawSeconds / seconds
-        return
-            "| \(name) | \(Report.grouped(rate)) | \(String(format: "%.2f", seconds)) | \(String(format: "%.2f×", ratio)) |"
+        let table = MarkdownTable.rates(
+            "what", events: events, raw: raw,
+            [
+                ("raw SQLite insert (integer primary key only), batches of \(batch)", raw, []),
+                ("push: POST /events", push.seconds, []),
+                ("pull: GET /events?after=&limit=\(batch)", pull.seconds, []),
+            ])
+        Markdown.emit(
+            Markdown.heading(
+                "thin: \(Report.grouped(Double(events))) events, batches and pages of \(batch)",
+                ["`peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)"]) + table.lines)
     }
 
     /// Raw SQLite inserting the same rows (payloads, random 16-byte ids) in the same batches.

@@ -4,7 +4,7 @@ import Foundation
     import Glibc
 #endif
 
-/// One size in one topology with real `peerd run` processes on 127.0.0.1:
+/// One size in one topology with real `peerd run` processes on 127.0.0.1.
 struct LoopbackTopology {
     struct Figures {
         var connections: Int

@@ -44,11 +44,10 @@ struct WifiBenchmark {
         where !FileManager.default.isExecutableFile(atPath: tool) {
             throw LabBenchmarkError("wifi: needs \(tool) (packages iproute2, nftables, curl)")
         }
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        emit([
-            "## peerd-bench wifi: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(date)Z",
+        Markdown.emit([
+            "## peerd-bench wifi: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
             "",
-            "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`",
+            Markdown.command,
             "- machine: \(Report.machine); load average (1 min) \(ShellBenchmark.loadAverage)",
             "- link: two hosts of scripts/netlab.sh (network namespaces on one bridge); each host's eth0 "
                 + "`tc tbf rate \(options.rate) burst 32kbit latency 50ms` (both directions), host 1 drops "
@@ -65,7 +64,7 @@ struct WifiBenchmark {
             try await probeLink(lab, bench: bench, into: &results)
             try await catchUp(lab, source: source, key: key, into: &results)
         }
-        emit(report(results))
+        Markdown.emit(report(results))
     }
 
     /// A's data directory: the cluster key and a log of `events` events of 4 origin feeds, ingested in
@@ -201,8 +200,4 @@ struct WifiBenchmark {
         return ["### Catch-up over the shaped link", ""] + rows + ["", "### Target", "", verdict]
     }
 
-    private func emit(_ lines: [String]) {
-        print(lines.joined(separator: "\n") + "\n")
-        fflush(nil)
-    }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Markdown table: a header row, then rows whose first cell says what the figures are.
-struct ShellTable {
+struct MarkdownTable {
     private let header: [String]
     private var rows: [[String]] = []
 
@@ -24,10 +24,69 @@ struct ShellTable {
     }
 }
 
-/// How the shell report writes its figures.
+extension MarkdownTable {
+    /// A table of `what | events/s | seconds | vs raw SQLite` (then `extra` columns): each row's
+    /// rate over `events`, and its time against `raw` seconds.
+    static func rates(
+        _ what: String, events: Int, raw: Double, extra: [String] = [],
+        _ rows: [(name: String, seconds: Double, extra: [String])]
+    ) -> MarkdownTable {
+        var table = MarkdownTable([what, "events/s", "seconds", "vs raw SQLite"] + extra)
+        for row in rows {
+            table.row(
+                [
+                    row.name, Report.grouped(Double(events) / row.seconds), Figure.fixed(row.seconds, 2),
+                    Report.ratio(raw / row.seconds),
+                ] + row.extra)
+        }
+        return table
+    }
+}
+
+/// The parts every report shares.
+enum Markdown {
+    /// The time now, e.g. `2026-12-03T18:30:00Z`.
+    static var now: String {
+        Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false)) + "Z"
+    }
+
+    /// `## peerd-bench TITLE, run NOW`, then the machine and `notes` as a list.
+    static func heading(_ title: String, _ notes: [String] = []) -> [String] {
+        ["## peerd-bench \(title), run \(now)", "", "- machine: \(Report.machine)"] + notes.map { "- " + $0 } + [""]
+    }
+
+    /// `- command: ...` as run.
+    static var command: String {
+        "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`"
+    }
+
+    /// Prints a section and flushes standard output, so a later failure keeps it.
+    static func emit(_ lines: [String]) {
+        print(lines.joined(separator: "\n") + "\n")
+        fflush(nil)
+    }
+}
+
+/// How the reports write their figures.
 enum Figure {
+    /// `12.35` with `digits` decimals, `—` when not finite.
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        value.isFinite ? String(format: "%.\(digits)f", value) : "—"
+    }
+
+    /// `1.23`: seconds as milliseconds, 2 decimals.
+    static func milli(_ seconds: Double) -> String { fixed(seconds * 1000, 2) }
+
+    /// `123`: seconds as whole microseconds.
+    static func micro(_ seconds: Double) -> String { fixed(seconds * 1e6, 0) }
+
+    /// `0.0012×`: ratios that may be far below 1.
+    static func smallRatio(_ value: Double) -> String {
+        value >= 0.01 ? Report.ratio(value) : String(format: "%.4f×", value)
+    }
+
     /// `12.34`: seconds as milliseconds.
-    static func ms(_ seconds: Double) -> String { SyncReport.fixed(seconds * 1000, seconds < 0.1 ? 2 : 1) }
+    static func ms(_ seconds: Double) -> String { Figure.fixed(seconds * 1000, seconds < 0.1 ? 2 : 1) }
 
     /// `1.9 / 4.2 / 7.0`: p50 / p99 / max of live samples in ms, `—` without samples.
     static func latency(_ summary: LatencySummary) -> String {
@@ -39,17 +98,17 @@ enum Figure {
     static func count(_ value: Int?) -> String { value.map { Report.grouped(Double($0)) } ?? "—" }
 
     /// `123` MiB figures, `—` when unknown.
-    static func mib(_ value: Double) -> String { SyncReport.fixed(value, 0) }
+    static func mib(_ value: Double) -> String { Figure.fixed(value, 0) }
 
     /// `1.5` seconds, or `text` for nil.
     static func seconds(_ value: Double?, digits: Int = 1, otherwise text: String = "—") -> String {
-        value.map { SyncReport.fixed($0, digits) } ?? text
+        value.map { Figure.fixed($0, digits) } ?? text
     }
 
     /// `2.05 MB` for a byte count.
     static func bytes(_ value: Int) -> String {
-        if value >= 1_000_000 { return SyncReport.fixed(Double(value) / 1e6, 2) + " MB" }
-        if value >= 1_000 { return SyncReport.fixed(Double(value) / 1e3, 1) + " kB" }
+        if value >= 1_000_000 { return Figure.fixed(Double(value) / 1e6, 2) + " MB" }
+        if value >= 1_000 { return Figure.fixed(Double(value) / 1e3, 1) + " kB" }
         return "\(value) B"
     }
 
@@ -58,8 +117,8 @@ enum Figure {
         guard !sorted.isEmpty else { return never }
         let p50 = LatencySummary.percentile(0.5, of: sorted)
         let p90 = LatencySummary.percentile(0.9, of: sorted)
-        return "p50 \(SyncReport.fixed(p50, 2)) / p90 \(SyncReport.fixed(p90, 2)) / max "
-            + "\(SyncReport.fixed(sorted.last ?? 0, 2)) s"
+        return "p50 \(Figure.fixed(p50, 2)) / p90 \(Figure.fixed(p90, 2)) / max "
+            + "\(Figure.fixed(sorted.last ?? 0, 2)) s"
     }
 
     /// `98 of 100` delivered, with the failures spelled out.
