@@ -24,15 +24,9 @@ struct IdentityBenchmark {
                 arrivalMs: 1_796_000_000_000)
             rows.append(row)
         }
-        let path = workspace.freshDatabase("identity-raw.db")
-        var insert = Stopwatch()
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        for start in stride(from: 0, to: rows.count, by: 10_000) {
-            try insert.measure { try table.insert(Array(rows[start..<min(start + 10_000, rows.count)])) }
-        }
-        try insert.measure { try table.finish() }
-        workspace.remove(path)
-        let bareMicros = insert.seconds / Double(events) * 1e6
+        let batches = stride(from: 0, to: rows.count, by: 10_000).map { Array(rows[$0..<min($0 + 10_000, rows.count)]) }
+        let insertSeconds = try RawEventTable.insertSeconds(batches, workspace: workspace, name: "identity-raw.db")
+        let bareMicros = insertSeconds / Double(events) * 1e6
 
         let chained = rows.map { row in
             Event(

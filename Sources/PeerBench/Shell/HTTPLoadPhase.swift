@@ -1,3 +1,4 @@
+import ChildProcesses
 import DaemonClient
 import Foundation
 
@@ -108,13 +109,10 @@ struct HTTPLoadPhase {
     /// seconds that took, nil if not within `seconds`.
     static func waitForHealth(_ api: DaemonEndpoint, seconds: Double) -> Double? {
         let start = ContinuousClock.now
-        while (ContinuousClock.now - start).seconds < seconds {
-            if (try? api.send("GET", "/health", seconds: 2))?.status == 200 {
-                return (ContinuousClock.now - start).seconds
-            }
-            Thread.sleep(forTimeInterval: 0.25)
+        let answered = Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(250)) {
+            (try? api.send("GET", "/health", seconds: 2))?.status == 200
         }
-        return nil
+        return answered ? (ContinuousClock.now - start).seconds : nil
     }
 
     /// `300 (44 closed by A while held)`.

@@ -52,7 +52,7 @@ struct LoopbackTopology {
         let least = hub ? 1 : min(replicas - 1, Self.maxOutbound)
         var connections = 0
         var steadySince = ContinuousClock.now
-        try wait("the \(hub ? "hub" : "mesh") forms", seconds: 90) {
+        try waitUntil("the \(hub ? "hub" : "mesh") forms", seconds: 90, pollMs: 50) {
             let tables = try everyone.map { try $0.api.json("/peers") }
             let count = tables.map(connected).reduce(0, +) / 2
             if count != connections { (connections, steadySince) = (count, .now) }
@@ -82,7 +82,7 @@ struct LoopbackTopology {
             }
         }
         let events = replicas * eventsPerReplica
-        try wait("every daemon holds every event", seconds: 60) {
+        try waitUntil("every daemon holds every event", seconds: 60, pollMs: 50) {
             try everyone.allSatisfy { try $0.api.eventCount() == events }
         }
         let spreadSeconds = (ContinuousClock.now - liveClock).seconds
@@ -93,13 +93,13 @@ struct LoopbackTopology {
         if let relay {
             let killedAt = ContinuousClock.now
             _ = try relay.daemon.child.stop(with: SIGKILL)
-            try wait("every replica falls back to the mesh", seconds: 60) {
+            try waitUntil("every replica falls back to the mesh", seconds: 60, pollMs: 50) {
                 try nodes.allSatisfy { try $0.api.json("/peers")["topology"] as? String == "mesh" }
             }
             figures.fallbackSeconds = (ContinuousClock.now - killedAt).seconds
             let writtenAt = ContinuousClock.now
             try nodes[0].api.createItem("after the relay")
-            try wait("the mesh spreads an event", seconds: 60) {
+            try waitUntil("the mesh spreads an event", seconds: 60, pollMs: 50) {
                 try nodes.allSatisfy { try $0.api.eventCount() == events + 1 }
             }
             figures.meshSpreadSeconds = (ContinuousClock.now - writtenAt).seconds
@@ -123,14 +123,5 @@ struct LoopbackTopology {
             else { throw ProbeError.malformed("\(node.name): /metrics has no peersync_bytes_sent_total") }
             return Int(value)
         }.reduce(0, +)
-    }
-
-    /// Checks `condition` every 50 ms until it holds; throws after `seconds`.
-    private func wait(_ what: String, seconds: Double, _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { throw ProbeError.timedOut("\(what) within \(seconds) s") }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
     }
 }
