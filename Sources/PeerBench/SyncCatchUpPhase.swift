@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Gossip
 import Replica
@@ -233,57 +232,20 @@ struct CatchUpResult {
 /// A read-only connection to another process's replica database, asking
 /// only how many events it holds (the sum of its feed heads: a few rows).
 final class ReadOnlyEventCounter {
-    private let db: OpaquePointer
-    private let statement: OpaquePointer
+    private let db: SQLiteConnection
 
-    init(path: String) throws {
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
-        guard rc == SQLITE_OK, let handle else {
-            if let handle { sqlite3_close_v2(handle) }
-            throw RawSQLiteError(code: rc, message: "cannot open \(path) read-only")
-        }
-        sqlite3_busy_timeout(handle, 5_000)
-        var prepared: OpaquePointer?
-        let prepare = sqlite3_prepare_v2(handle, "SELECT coalesce(sum(head_seq), 0) FROM feeds", -1, &prepared, nil)
-        guard prepare == SQLITE_OK, let prepared else {
-            let message = String(cString: sqlite3_errmsg(handle))
-            sqlite3_close_v2(handle)
-            throw RawSQLiteError(code: prepare, message: message)
-        }
-        db = handle
-        statement = prepared
-    }
+    init(path: String) throws { db = try SQLiteConnection(path: path, readOnly: true) }
 
-    deinit {
-        sqlite3_finalize(statement)
-        sqlite3_close_v2(db)
-    }
+    /// Events held now.
+    func count() throws -> Int { Int(try db.scalar("SELECT coalesce(sum(head_seq), 0) FROM feeds")) }
 
     /// How many events the projection rows lag behind the newest event.
     func projectionRowsLag() throws -> Int64 {
-        var prepared: OpaquePointer?
-        let sql = """
+        try db.scalar(
+            """
             SELECT max((SELECT coalesce(max(local_offset), 0) FROM events),
                        (SELECT coalesce(max(last_offset), 0) FROM event_blocks))
                    - (SELECT value FROM meta WHERE key = 'projected_offset')
-            """
-        guard sqlite3_prepare_v2(db, sql, -1, &prepared, nil) == SQLITE_OK, let prepared else {
-            throw RawSQLiteError(code: sqlite3_errcode(db), message: String(cString: sqlite3_errmsg(db)))
-        }
-        defer { sqlite3_finalize(prepared) }
-        let rc = sqlite3_step(prepared)
-        guard rc == SQLITE_ROW else { throw RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db))) }
-        return sqlite3_column_int64(prepared, 0)
-    }
-
-    /// Events held now.
-    func count() throws -> Int {
-        defer { sqlite3_reset(statement) }
-        let rc = sqlite3_step(statement)
-        guard rc == SQLITE_ROW else {
-            throw RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db)))
-        }
-        return Int(sqlite3_column_int64(statement, 0))
+            """)
     }
 }
