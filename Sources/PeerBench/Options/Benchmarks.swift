@@ -38,12 +38,8 @@ enum Benchmarks {
         subcommand: Subcommand(
             "crash-writer", "The acknowledging writer of the crash integration test (prints `acked SEQ ID`).",
             [
-                Flag(
-                    name: "--data", value: .text, placeholder: "FILE", defaultValue: nil, help: "the database file",
-                    required: true),
-                Flag(
-                    name: "--count", value: .count, placeholder: "N", defaultValue: nil, help: "events to append",
-                    required: true),
+                Flag.text("--data", "FILE", nil, "the database file").isRequired,
+                Flag.count("--count", nil, "events to append").isRequired,
             ])
     ) { arguments in
         try CrashWriter(dataPath: arguments.text("--data") ?? "", count: arguments.count("--count")).run()
@@ -83,14 +79,12 @@ enum Benchmarks {
                 + "speaks HTTP to their API and reads /proc/PID, so it runs unchanged against an old and a new binary.",
             [
                 .peerd,
-                Flag(
-                    name: "--phases", value: .text, placeholder: "P,...",
-                    defaultValue: ShellPhase.allCases.map(\.rawValue).joined(separator: ","),
-                    help: "the phases to run, in this order",
-                    check: { list in
-                        list.split(separator: ",").first { ShellPhase(rawValue: String($0)) == nil }
-                            .map { "unknown phase \($0)" }
-                    }),
+                Flag.text("--phases", "P,...", ShellPhase.allCases.map(\.rawValue).joined(separator: ","), "the phases")
+                    .checked {
+                        $0.split(separator: ",").first { ShellPhase(rawValue: String($0)) == nil }.map {
+                            "unknown phase \($0)"
+                        }
+                    },
                 .count("--events", 1_000_000, "events in the source replica of catchup-live"),
                 .toggle("--quick", "catchup-live with 100000 events"),
                 .directory(),
@@ -150,13 +144,10 @@ enum Benchmarks {
             "The same replicas as a full mesh and around one relay: connections, bytes per live event and idle,\n"
                 + "and the fallback to the mesh after kill -9 of the relay; in the simulator, then with real daemons.",
             [
-                Flag(
-                    name: "--sizes", value: .counts, placeholder: "N,...", defaultValue: "5,20",
-                    help: "replica counts",
-                    check: {
-                        $0.split(separator: ",").contains { (Flag.positive(String($0)) ?? 0) < 2 }
-                            ? "--sizes needs 2 or more replicas" : nil
-                    }),
+                Flag.counts("--sizes", [5, 20], "replica counts").checked {
+                    $0.split(separator: ",").contains { (Flag.positive(String($0)) ?? 0) < 2 }
+                        ? "--sizes needs 2 or more replicas" : nil
+                },
                 .count("--events", 5, "live events each replica writes"),
                 .count("--seed", 1, "seed of the simulated runs"),
                 .toggle("--simulated-only", "the simulator's table only"),
@@ -193,10 +184,10 @@ enum Benchmarks {
                 + "beside EventLog.ingest of the same events in catch-up batches and raw SQLite.",
             [
                 .count("--events", 1_000_000, "events in the NDJSON file"),
-                Flag(
-                    name: "--peerd", value: .text, placeholder: "PATH", defaultValue: nil,
-                    help: "a peerd binary to time; more than once for several (default: the peerd next to peerd-bench)",
-                    repeats: true),
+                Flag.text(
+                    "--peerd", "PATH", nil,
+                    "a peerd binary to time; more than once for several (default: the peerd next to peerd-bench)"
+                ).repeating,
                 .directory("work directory, kept afterwards with import.ndjson"),
             ])
     ) { arguments in
@@ -214,18 +205,12 @@ enum Benchmarks {
                 + "beside a raw TCP transfer over the same link. Needs root.",
             [
                 .count("--events", 1_000_000, "events in A, with the workload of `peerd-bench sync`"),
-                Flag(
-                    name: "--rate", value: .text, placeholder: "RATE", defaultValue: "20mbit",
-                    help: "tbf rate of each host's link, in tc's units",
-                    check: {
-                        LinkShape.megabitsPerSecond($0) == nil ? "--rate needs e.g. 20mbit or 5000kbit, not \($0)" : nil
-                    }),
-                Flag(
-                    name: "--loss", value: .decimal, placeholder: "PERCENT", defaultValue: "0.5",
-                    help: "random packet loss each way, in percent",
-                    check: {
-                        (0..<100).contains(Double($0) ?? -1) ? nil : "--loss needs a percentage in [0, 100), not \($0)"
-                    }),
+                Flag.text("--rate", "RATE", "20mbit", "tbf rate of each host's link, in tc's units").checked {
+                    LinkShape.megabitsPerSecond($0) == nil ? "--rate needs e.g. 20mbit or 5000kbit, not \($0)" : nil
+                },
+                Flag.decimal("--loss", "PERCENT", 0.5, "random packet loss each way, in percent").checked {
+                    (0..<100).contains(Double($0) ?? -1) ? nil : "--loss needs a percentage in [0, 100), not \($0)"
+                },
                 .count("--probe-mb", 20, "megabytes of the raw TCP transfer that measures the link"),
                 .peerd, .directory("where the lab's work directory goes, kept afterwards with every log"),
             ])

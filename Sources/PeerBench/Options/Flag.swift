@@ -52,6 +52,27 @@ struct Flag: Sendable {
         Flag(name: name, value: .none, placeholder: "", defaultValue: nil, help: help)
     }
 
+    /// The same flag, required.
+    var isRequired: Flag {
+        var flag = self
+        flag.required = true
+        return flag
+    }
+
+    /// The same flag, given more than once.
+    var repeating: Flag {
+        var flag = self
+        flag.repeats = true
+        return flag
+    }
+
+    /// The same flag with a check of its values (a complaint, or nil).
+    func checked(_ check: @escaping @Sendable (String) -> String?) -> Flag {
+        var flag = self
+        flag.check = check
+        return flag
+    }
+
     /// `--peerd PATH`: the daemon under test.
     static let peerd = text(
         "--peerd", "PATH", nil, "the peerd binary to measure (default: the peerd next to peerd-bench)")
