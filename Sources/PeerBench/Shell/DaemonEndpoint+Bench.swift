@@ -35,6 +35,15 @@ extension DaemonEndpoint {
         return count
     }
 
+    /// The value of the counter `name` in `GET /metrics`.
+    func metric(_ name: String) throws -> Double {
+        let text = try send("GET", "/metrics").text
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }),
+            let value = Double(line.dropFirst(name.count + 1))
+        else { throw ProbeError.malformed("\(host):\(port)/metrics has no \(name)") }
+        return value
+    }
+
     /// `sync.peers_connected` of `GET /status`.
     func peersConnected(seconds: Double = 10) throws -> Int {
         guard let count = (try json("/status", seconds: seconds)["sync"] as? [String: Any])?["peers_connected"] as? Int

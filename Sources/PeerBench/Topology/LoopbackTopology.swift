@@ -114,14 +114,6 @@ struct LoopbackTopology {
 
     /// `peersync_bytes_sent_total`, summed over `nodes`.
     private func bytesSent(_ nodes: [PeerProcess]) throws -> Int {
-        try nodes.map { node in
-            let answer = try node.api.send("GET", "/metrics")
-            let text = String(decoding: answer.body, as: UTF8.self)
-            let prefix = "peersync_bytes_sent_total "
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
-                let value = Double(line.dropFirst(prefix.count))
-            else { throw ProbeError.malformed("\(node.name): /metrics has no peersync_bytes_sent_total") }
-            return Int(value)
-        }.reduce(0, +)
+        try nodes.reduce(0) { $0 + Int(try $1.api.metric("peersync_bytes_sent_total")) }
     }
 }

@@ -1,7 +1,9 @@
+import DaemonClient
 import Foundation
 import PeerNet
 
-/// The link's own throughput: one raw TCP stream, no framing, no encryption, no storage.
+/// The link's own throughput: one raw TCP stream, no framing, no encryption, no storage; and
+/// (`metric PORT NAME`) a counter of the daemon in the same host, read through DaemonClient.
 enum LinkProbe {
     /// Runs `link-probe ARGUMENTS`.
     static func main(_ arguments: [String]) throws {
@@ -14,8 +16,11 @@ enum LinkProbe {
                 throw UsageError("link-probe: send ADDRESS PORT BYTES")
             }
             try send(to: arguments[1], port: port, bytes: bytes)
+        case "metric" where arguments.count == 3:
+            guard let port = UInt16(arguments[1]) else { throw UsageError("link-probe: metric PORT NAME") }
+            print(try DaemonEndpoint.local(port).metric(arguments[2]))
         default:
-            throw UsageError("link-probe: receive PORT | send ADDRESS PORT BYTES")
+            throw UsageError("link-probe: receive PORT | send ADDRESS PORT BYTES | metric PORT NAME")
         }
     }
 

@@ -40,9 +40,9 @@ struct WifiBenchmark {
         if let reason = NetLab.unavailableReason(executables: [peerd, bench]) {
             throw LabBenchmarkError("wifi: \(reason)")
         }
-        for tool in ["/usr/sbin/tc", "/usr/sbin/nft", "/usr/bin/curl"]
+        for tool in ["/usr/sbin/tc", "/usr/sbin/nft"]
         where !FileManager.default.isExecutableFile(atPath: tool) {
-            throw LabBenchmarkError("wifi: needs \(tool) (packages iproute2, nftables, curl)")
+            throw LabBenchmarkError("wifi: needs \(tool) (packages iproute2, nftables)")
         }
         Markdown.emit([
             "## peerd-bench wifi: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
@@ -128,8 +128,9 @@ struct WifiBenchmark {
             return held >= options.events
         }
         results.seconds = Date().timeIntervalSince(b.startedAt)
-        results.receivedBytes = try await Self.metric("peersync_bytes_received_total", of: lab, host: 2)
-        results.sentBytes = try await Self.metric("peersync_bytes_sent_total", of: lab, host: 1)
+        results.receivedBytes = try await Self.metric(
+            "peersync_bytes_received_total", of: lab, host: 2, bench: Executable.own)
+        results.sentBytes = try await Self.metric("peersync_bytes_sent_total", of: lab, host: 1, bench: Executable.own)
         results.sourcePeakMiB = ChildStats(pid: a.pid).peakMiB
         results.receiverPeakMiB = ChildStats(pid: b.pid).peakMiB
         progress(
@@ -140,12 +141,11 @@ struct WifiBenchmark {
         try await lab.stop(a)
     }
 
-    /// The value of counter `name` on the `/metrics` of the daemon in host `host` (its API on 127.0.0.1:4000).
-    private static func metric(_ name: String, of lab: NetLab, host: Int) async throws -> Double? {
-        let result = try await lab.exec(host, ["curl", "-sf", "http://127.0.0.1:4000/metrics"])
-        guard result.status == 0 else { return nil }
-        let line = result.stdout.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+    /// The value of counter `name` on the `/metrics` of the daemon in host `host` (its API on
+    /// 127.0.0.1:4000), read by `peerd-bench link-probe metric` inside the host.
+    private static func metric(_ name: String, of lab: NetLab, host: Int, bench: String) async throws -> Double? {
+        let result = try await lab.exec(host, [bench, "link-probe", "metric", "4000", name])
+        return result.status == 0 ? Double(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
     }
 
     private func report(_ results: Results) -> [String] {
