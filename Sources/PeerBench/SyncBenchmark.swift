@@ -88,15 +88,10 @@ enum SyncBaselines {
     }
 }
 
-/// A condition that did not come true before its deadline.
-struct SyncTimeout: Error, CustomStringConvertible {
-    var description: String
-}
-
 /// Polls `condition` every `pollMs` until it holds; throws after `seconds`.
 func waitUntil(_ what: String, seconds: Double, pollMs: Int = 10, _ condition: () throws -> Bool) throws {
     guard try Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(pollMs), condition) else {
-        throw SyncTimeout(description: "timed out after \(seconds) s waiting for \(what)")
+        throw TimedOut(what: what, timeout: .milliseconds(Int(seconds * 1000)), details: "")
     }
 }
 

@@ -111,14 +111,20 @@ struct SyncCatchUpBenchmark {
     /// A's data directory: a new cluster key and a log holding `events`
     /// events of 4 origins, ingested in batches of 10,000 (not timed as sync).
     private func buildSource(in directory: String, key: ClusterKey, result: inout CatchUpResult) throws {
-        progress("catch-up: building A with \(Report.grouped(Double(events))) events (4 origin feeds) ...")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try key.write(toFile: (directory as NSString).appendingPathComponent("cluster.key"))
-        let log = try SyncCatchUpBenchmark.signingSourceLog(in: directory)
-        let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: events, into: log)
+        let filled = try Self.buildSource(in: directory, key: key, events: events, label: "catch-up")
         result.payloadBytes = filled.payloadBytes
         result.buildSeconds = filled.seconds
         result.feeds = filled.feeds
+    }
+
+    /// A's data directory for `peerd run`: `key` and a signing log of `events` events of 4 origin feeds.
+    static func buildSource(in directory: String, key: ClusterKey, events: Int, label: String) throws
+        -> (payloadBytes: Int, seconds: Double, feeds: Int)
+    {
+        progress("\(label): building A with \(Report.grouped(Double(events))) events (4 origin feeds) ...")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try key.write(toFile: (directory as NSString).appendingPathComponent("cluster.key"))
+        return try ingestOriginFeeds(events: events, into: signingSourceLog(in: directory))
     }
 
     /// A's log, `bench-source`, whose feeds it signs with the identity key

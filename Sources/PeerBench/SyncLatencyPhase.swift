@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Gossip
 import PeerNet
@@ -149,7 +150,7 @@ final class ArrivalBoard: Sendable {
             }
             if let arrived { return arrived }
             if signal.wait(timeout: deadline) == .timedOut {
-                throw SyncTimeout(description: "event \(eventID) did not reach B and C within \(seconds) s")
+                throw TimedOut(what: "event \(eventID) to reach B and C", timeout: .seconds(seconds), details: "")
             }
         }
     }

@@ -20,7 +20,7 @@ struct LabBenchmark {
     /// Runs both labs and prints the report; throws when a lab cannot run or a figure misses a check.
     func run() async throws {
         if let reason = NetLab.unavailableReason(executables: [peerd, probe]) {
-            throw LabBenchmarkError("lab: \(reason)")
+            throw LabFailure("lab: \(reason)")
         }
         var report = LabReport(events: events, runs: runs)
         Markdown.emit([
@@ -58,14 +58,7 @@ struct LabBenchmark {
         let checks = report.checks
         Markdown.emit(["### Checks", ""] + checks.map { "- \($0.met ? "met" : "**not met**"): \($0.what)" })
         let missed = checks.filter { !$0.met }.count
-        if missed > 0 { throw LabBenchmarkError("lab: \(missed) of \(checks.count) checks not met (see the report)") }
+        if missed > 0 { throw LabFailure("lab: \(missed) of \(checks.count) checks not met (see the report)") }
     }
 
-}
-
-/// The lab benchmark could not run, or what it measured misses a check.
-struct LabBenchmarkError: Error, CustomStringConvertible {
-    var description: String
-
-    init(_ description: String) { self.description = description }
 }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import DaemonClient
 import Foundation
 
@@ -42,9 +43,9 @@ struct LiveProbe: Sendable {
         var samples = LiveSamples()
         while samples.latencies.isEmpty {
             guard ContinuousClock.now < deadline else {
-                throw SyncTimeout(
-                    description: "no write reached \(receiver.name)'s stream within \(seconds) s: "
-                        + (samples.firstFailure ?? ""))
+                throw TimedOut(
+                    what: "a write to reach \(receiver.name)'s stream", timeout: .seconds(seconds),
+                    details: samples.firstFailure ?? "")
             }
             quick.sample(samples.attempted, into: &samples)
         }

@@ -38,11 +38,11 @@ struct WifiBenchmark {
         let peerd = options.peerd
         let bench = Executable.own
         if let reason = NetLab.unavailableReason(executables: [peerd, bench]) {
-            throw LabBenchmarkError("wifi: \(reason)")
+            throw LabFailure("wifi: \(reason)")
         }
         for tool in ["/usr/sbin/tc", "/usr/sbin/nft"]
         where !FileManager.default.isExecutableFile(atPath: tool) {
-            throw LabBenchmarkError("wifi: needs \(tool) (packages iproute2, nftables)")
+            throw LabFailure("wifi: needs \(tool) (packages iproute2, nftables)")
         }
         Markdown.emit([
             "## peerd-bench wifi: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
@@ -70,11 +70,8 @@ struct WifiBenchmark {
     /// A's data directory: the cluster key and a log of `events` events of 4 origin feeds, ingested in
     /// process as `peerd-bench sync` builds its source (not timed as sync).
     private func buildSource(in directory: URL, key: ClusterKey, into results: inout Results) throws -> LabNode {
-        progress("wifi: building A with \(Report.grouped(Double(options.events))) events (4 origin feeds) ...")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try key.write(toFile: directory.appendingPathComponent("cluster.key").path)
-        let log = try SyncCatchUpBenchmark.signingSourceLog(in: directory.path)
-        let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: options.events, into: log)
+        let filled = try SyncCatchUpBenchmark.buildSource(
+            in: directory.path, key: key, events: options.events, label: "wifi")
         results.payloadBytes = filled.payloadBytes
         results.buildSeconds = filled.seconds
         return LabNode(name: "A", host: 1, data: directory, replicaID: "bench-source")
