@@ -2,8 +2,11 @@ import ChildProcesses
 import Foundation
 import Replica
 
-/// What `peerd-bench sync` measures, read from the command line.
-struct SyncOptions {
+/// `peerd-bench sync`: the baselines (raw loopback TCP, raw SQLite ingest),
+/// then catch-up of a fresh replica between two `peerd run` processes, then
+/// live latency and idle anti-entropy traffic in a three-node mesh of
+/// in-process `GossipService`s; the Markdown report goes to standard output.
+struct SyncBenchmark {
     /// Events in the source replica a fresh replica catches up from.
     var events = 1_000_000
     /// Single appends on A timed to their fold on B and C.
@@ -18,20 +21,11 @@ struct SyncOptions {
     /// Link pruning in the live mesh (`--no-pruning` turns it off, to
     /// measure the duplicates it saves).
     var pruning = true
-}
-
-/// `peerd-bench sync`: the baselines (raw loopback TCP, raw SQLite ingest),
-/// then catch-up of a fresh replica between two `peerd run` processes, then
-/// live latency and idle anti-entropy traffic in a three-node mesh of
-/// in-process `GossipService`s; the Markdown report goes to standard output.
-struct SyncBenchmark {
-    /// What to measure.
-    let options: SyncOptions
 
     /// Runs every phase and prints the report.
     func run() throws {
         let peerd = try Executable.beside("peerd")
-        let workspace = try Workspace(directory: options.directory)
+        let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench sync: work directory \(workspace.path), peerd at \(peerd)")
 
@@ -40,23 +34,23 @@ struct SyncBenchmark {
         progress("baseline: loopback TCP: \(String(format: "%.0f", loopback.megabytesPerSecond)) MB/s")
         let pingPong = try LoopbackBaseline.pingPong(samples: 2_000)
         let sizeBenchmark = SizeBenchmark(
-            size: options.events, batchSize: 1_000, maxItems: 20_000, workspace: workspace)
+            size: events, batchSize: 1_000, maxItems: 20_000, workspace: workspace)
         let rawCommit = try SyncBaselines.rawCommitLatency(samples: 500, workspace: workspace)
 
-        let series = try SyncCatchUpBenchmark(events: options.events, peerd: peerd, workspace: workspace).run(
-            times: options.catchUps
+        let series = try SyncCatchUpBenchmark(events: events, peerd: peerd, workspace: workspace).run(
+            times: catchUps
         ) { try sizeBenchmark.rawInsertRate(.primaryKeyOnly) }
 
         let latency = try SyncMesh.measuring(
-            "live", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: options.pruning
-        ) { try SyncLatencyBenchmark(samples: options.latencySamples, mesh: $0).run() }
+            "live", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: pruning
+        ) { try SyncLatencyBenchmark(samples: latencySamples, mesh: $0).run() }
         let latencyWithoutFsync = try SyncMesh.measuring(
             "live without fsync", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs,
-            pruning: options.pruning, durability: .normal
-        ) { try SyncLatencyBenchmark(samples: options.latencySamples, mesh: $0).run() }
+            pruning: pruning, durability: .normal
+        ) { try SyncLatencyBenchmark(samples: latencySamples, mesh: $0).run() }
         let idle = try SyncMesh.measuring(
-            "idle", workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: options.pruning
-        ) { try SyncIdleBenchmark(rounds: options.idleRounds, mesh: $0).run() }
+            "idle", workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: pruning
+        ) { try SyncIdleBenchmark(rounds: idleRounds, mesh: $0).run() }
 
         let report = SyncReport(
             loopback: loopback, pingPong: pingPong, rawIngest: series.median.raw, rawCommit: rawCommit,

@@ -25,13 +25,13 @@ enum Benchmarks {
             ])
     ) { arguments in
         let quick = arguments.has("--quick")
-        var options = BenchOptions()
+        var options = BenchmarkRun()
         options.eventCounts = arguments.has("--events") || !quick ? arguments.counts("--events") : [20_000]
         options.latencySamples =
             arguments.has("--latency-samples") || !quick ? arguments.count("--latency-samples") : 200
         options.ingestOnly = arguments.has("--ingest-only")
         options.directory = arguments.text("--dir")
-        try BenchmarkRun(options: options).run()
+        try options.run()
     }
 
     static let crashWriter = Benchmark(
@@ -61,7 +61,7 @@ enum Benchmarks {
             ])
     ) { arguments in
         let quick = arguments.has("--quick")
-        var options = SyncOptions()
+        var options = SyncBenchmark()
         options.events = arguments.has("--events") || !quick ? arguments.count("--events") : 100_000
         options.latencySamples =
             arguments.has("--latency-samples") || !quick ? arguments.count("--latency-samples") : 500
@@ -69,7 +69,7 @@ enum Benchmarks {
         options.catchUps = arguments.count("--catch-ups")
         options.directory = arguments.text("--dir")
         options.pruning = !arguments.has("--no-pruning")
-        try SyncBenchmark(options: options).run()
+        try options.run()
     }
 
     static let shell = Benchmark(
@@ -215,14 +215,14 @@ enum Benchmarks {
                 .peerd, .directory("where the lab's work directory goes, kept afterwards with every log"),
             ])
     ) { arguments in
-        var options = WifiOptions()
+        var options = WifiBenchmark()
         options.events = arguments.count("--events")
         options.rate = arguments.text("--rate") ?? "20mbit"
         options.lossPercent = arguments.decimal("--loss")
         options.probeMegabytes = arguments.count("--probe-mb")
         options.peerd = try arguments.peerd()
         options.directory = arguments.text("--dir")
-        try await WifiBenchmark(options: options).run()
+        try await options.run()
     }
 
     static let domains = Benchmark(

@@ -10,7 +10,18 @@ import SyncProtocol
 /// `peerd-bench wifi`: catch-up of a fresh replica over a Wi-Fi-like link, printed as Markdown beside the
 /// link's own throughput measured in the same run.
 struct WifiBenchmark {
-    let options: WifiOptions
+    /// Events in the source replica A that a fresh B catches up from.
+    var events = 1_000_000
+    /// The `tc tbf` rate of each host's link, as `tc` reads it (`20mbit`, `5000kbit`).
+    var rate = "20mbit"
+    /// Percent of the packets dropped at random, each way.
+    var lossPercent = 0.5
+    /// Megabytes (10^6) of the raw TCP transfer that measures the link itself.
+    var probeMegabytes = 20
+    /// The `peerd` binary under test.
+    var peerd = ""
+    /// Where the lab's work directory goes (kept); nil means a temporary directory, removed at the end.
+    var directory: String?
 
     /// The 1M-event target of issue 16: a fresh replica catches up within this many seconds on the link.
     static let targetSeconds = 20.0
@@ -35,7 +46,6 @@ struct WifiBenchmark {
     }
 
     func run() async throws {
-        let peerd = options.peerd
         let bench = Executable.own
         if let reason = NetLab.unavailableReason(executables: [peerd, bench]) {
             throw LabFailure("wifi: \(reason)")
@@ -50,17 +60,17 @@ struct WifiBenchmark {
             Markdown.command,
             "- machine: \(Report.machine); load average (1 min) \(ShellBenchmark.loadAverage)",
             "- link: two hosts of scripts/netlab.sh (network namespaces on one bridge); each host's eth0 "
-                + "`tc tbf rate \(options.rate) burst 32kbit latency 50ms` (both directions), host 1 drops "
-                + "\(options.lossPercent) % of the packets it sends and of those it receives at random (nftables)",
+                + "`tc tbf rate \(rate) burst 32kbit latency 50ms` (both directions), host 1 drops "
+                + "\(lossPercent) % of the packets it sends and of those it receives at random (nftables)",
         ])
         var results = Results()
-        try await NetLab.with(hosts: 2, prefix: "bw", network: "10.82", peerd: peerd, directory: options.directory) {
+        try await NetLab.with(hosts: 2, prefix: "bw", network: "10.82", peerd: peerd, directory: directory) {
             lab in
             let key = ClusterKey.generate()
             let source = try buildSource(in: lab.directory.appendingPathComponent("A"), key: key, into: &results)
-            progress("wifi: shaping the link to \(options.rate), \(options.lossPercent) % loss each way")
-            for host in 1...2 { try await lab.limitRate(of: host, to: options.rate) }
-            try await lab.dropAtRandom(on: 1, perHundredThousand: Int((options.lossPercent * 1_000).rounded()))
+            progress("wifi: shaping the link to \(rate), \(lossPercent) % loss each way")
+            for host in 1...2 { try await lab.limitRate(of: host, to: rate) }
+            try await lab.dropAtRandom(on: 1, perHundredThousand: Int((lossPercent * 1_000).rounded()))
             try await probeLink(lab, bench: bench, into: &results)
             try await catchUp(lab, source: source, key: key, into: &results)
         }
@@ -71,7 +81,7 @@ struct WifiBenchmark {
     /// process as `peerd-bench sync` builds its source (not timed as sync).
     private func buildSource(in directory: URL, key: ClusterKey, into results: inout Results) throws -> LabNode {
         let filled = try SyncCatchUpBenchmark.buildSource(
-            in: directory.path, key: key, events: options.events, label: "wifi")
+            in: directory.path, key: key, events: events, label: "wifi")
         results.payloadBytes = filled.payloadBytes
         results.buildSeconds = filled.seconds
         return LabNode(name: "A", host: 1, data: directory, replicaID: "bench-source")
@@ -79,8 +89,8 @@ struct WifiBenchmark {
 
     /// The raw TCP transfer from host 1 to host 2 through the shaped link.
     private func probeLink(_ lab: NetLab, bench: String, into results: inout Results) async throws {
-        let bytes = options.probeMegabytes * 1_000_000
-        progress("wifi: raw TCP, \(options.probeMegabytes) MB from host 1 to host 2 ...")
+        let bytes = probeMegabytes * 1_000_000
+        progress("wifi: raw TCP, \(probeMegabytes) MB from host 1 to host 2 ...")
         let receiver = try await lab.spawn(
             "link-probe receive", on: 2, [bench, "link-probe", "receive", Self.probePort])
         try await lab.wait("the link probe listening") {
@@ -107,12 +117,12 @@ struct WifiBenchmark {
         let (receiver, _) = try await lab.initNode("B", on: 2, joining: key.code)
         let a = try await lab.start(source, extra: ["--no-mdns"])
         let counter = try ReadOnlyEventCounter(path: receiver.data.appendingPathComponent("replica.db").path)
-        progress("wifi: B joins A and fetches \(Report.grouped(Double(options.events))) events ...")
+        progress("wifi: B joins A and fetches \(Report.grouped(Double(events))) events ...")
         let b = try await lab.start(receiver, peers: ["\(lab.address(of: 1)):4100"], extra: ["--no-mdns"])
         var lastReport = Date()
-        let timeout = max(300.0, Double(options.events) / 1_000)
+        let timeout = max(300.0, Double(events) / 1_000)
         try await lab.wait(
-            "B holding \(options.events) events", timeout: .seconds(timeout), every: .milliseconds(50)
+            "B holding \(events) events", timeout: .seconds(timeout), every: .milliseconds(50)
         ) {
             guard a.isRunning, b.isRunning else { throw LabFailure("a daemon ended during the catch-up") }
             let held = try counter.count()
@@ -122,7 +132,7 @@ struct WifiBenchmark {
                 lastReport = Date()
                 progress(String(format: "wifi: %.0f s, B holds %@ events", elapsed, Report.grouped(Double(held))))
             }
-            return held >= options.events
+            return held >= events
         }
         results.seconds = Date().timeIntervalSince(b.startedAt)
         results.receivedBytes = try await Self.metric(
@@ -132,8 +142,8 @@ struct WifiBenchmark {
         results.receiverPeakMiB = ChildStats(pid: b.pid).peakMiB
         progress(
             String(
-                format: "wifi: %@ events in %.1f s = %@ events/s", Report.grouped(Double(options.events)),
-                results.seconds, Report.grouped(Double(options.events) / results.seconds)))
+                format: "wifi: %@ events in %.1f s = %@ events/s", Report.grouped(Double(events)),
+                results.seconds, Report.grouped(Double(events) / results.seconds)))
         try await lab.stop(b)
         try await lab.stop(a)
     }
@@ -146,26 +156,26 @@ struct WifiBenchmark {
     }
 
     private func report(_ results: Results) -> [String] {
-        let events = Double(options.events)
-        let rate = results.seconds > 0 ? events / results.seconds : 0
+        let count = Double(events)
+        let eventRate = results.seconds > 0 ? count / results.seconds : 0
         let link = results.probeMegabitsPerSecond
         var rows = [
             "| what | figure |",
             "|---|---|",
-            "| link, raw TCP \(options.probeMegabytes) MB host 1 → host 2 (first byte to end) | "
-                + String(format: "**%.2f Mbit/s** (%.1f s; tbf rate %@)", link, results.probeSeconds, options.rate)
+            "| link, raw TCP \(probeMegabytes) MB host 1 → host 2 (first byte to end) | "
+                + String(format: "**%.2f Mbit/s** (%.1f s; tbf rate %@)", link, results.probeSeconds, self.rate)
                 + " |",
-            "| catch-up of \(Report.grouped(events)) events, B's launch → B holds all | "
-                + String(format: "**%.1f s = %@ events/s**", results.seconds, Report.grouped(rate)) + " |",
+            "| catch-up of \(Report.grouped(count)) events, B's launch → B holds all | "
+                + String(format: "**%.1f s = %@ events/s**", results.seconds, Report.grouped(eventRate)) + " |",
             "| first event at B after its launch | "
                 + (results.firstEventSeconds.map { String(format: "%.2f s", $0) } ?? "—") + " |",
-            "| payload | " + String(format: "%.1f bytes/event", Double(results.payloadBytes) / events) + " |",
+            "| payload | " + String(format: "%.1f bytes/event", Double(results.payloadBytes) / count) + " |",
         ]
         if let received = results.receivedBytes {
             let megabits = results.seconds > 0 ? received * 8 / 1e6 / results.seconds : 0
             rows += [
                 "| wire bytes B received (`peersync_bytes_received_total`) | "
-                    + String(format: "%@ = **%.1f bytes/event**", Report.grouped(received), received / events) + " |",
+                    + String(format: "%@ = **%.1f bytes/event**", Report.grouped(received), received / count) + " |",
                 "| catch-up's effective throughput, B's bytes received / catch-up time | "
                     + String(format: "%.2f Mbit/s = **%.2f× the link**", megabits, link > 0 ? megabits / link : 0)
                     + " |",
@@ -183,15 +193,15 @@ struct WifiBenchmark {
             "| building A in process (not timed as sync) | " + String(format: "%.1f s", results.buildSeconds) + " |")
         let target = "\(Report.grouped(Double(Self.targetEvents))) events in ≤ \(Int(Self.targetSeconds)) s"
         let verdict: String
-        let targetLink = options.rate == "20mbit" && options.lossPercent == 0.5
-        if options.events == Self.targetEvents && targetLink {
+        let targetLink = self.rate == "20mbit" && lossPercent == 0.5
+        if events == Self.targetEvents && targetLink {
             verdict =
                 "- \(results.seconds <= Self.targetSeconds ? "met" : "**not met**"): \(target) "
                 + String(format: "(%.1f s)", results.seconds)
         } else {
             verdict =
                 "- not measured: \(target) on a 20mbit link with 0.5 % loss; at this run's rate 1M events would "
-                + String(format: "take about %.0f s", Double(Self.targetEvents) / max(rate, 1e-9))
+                + String(format: "take about %.0f s", Double(Self.targetEvents) / max(eventRate, 1e-9))
                 + (targetLink ? " (run with `--events 1000000` to measure it)" : " on this run's link")
         }
         return ["### Catch-up over the shaped link", ""] + rows + ["", "### Target", "", verdict]
