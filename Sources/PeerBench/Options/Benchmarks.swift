@@ -15,7 +15,7 @@ enum Benchmarks {
             "",
             "EventLog's write, ingest and read rates and commit latency beside raw SQLite, per log size.\n"
                 + "Other benchmarks (each has its own --help): "
-                + all.map(\.subcommand.name).filter { $0 != "crash-writer" }.joined(separator: ", ") + ".",
+                + all.map(\.subcommand.name).joined(separator: ", ") + ".",
             [
                 .counts("--events", [200_000, 1_000_000], "log sizes to measure"),
                 .toggle("--quick", "one size of 20000 events and 200 latency samples: seconds, not minutes"),
