@@ -268,13 +268,41 @@ extension RawEventTable {
     /// `path` (integer primary key only), one transaction a batch: the
     /// baseline of the HTTP benchmarks. The file is removed afterwards.
     static func insertSeconds(_ batches: [[RawRow]], workspace: Workspace, name: String) throws -> Double {
+        try timedInsert(workspace: workspace, name: name) { insert in try batches.forEach(insert) }.seconds
+    }
+
+    /// `samples` single-row durable commits (`BEGIN IMMEDIATE; INSERT; COMMIT`) of the item workload
+    /// into a fresh table, each timed; `after` runs after each one (untimed here) with its change.
+    static func singleCommits(
+        _ samples: Int, seed: UInt64, workspace: Workspace, name: String, after: (ItemChange) throws -> Void = { _ in }
+    ) throws -> LatencySummary {
+        let path = workspace.freshDatabase(name)
+        defer { workspace.remove(path) }
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        var workload = ItemWorkload(eventCount: samples, maxItems: 20_000, distribution: .recentHot)
+        var random = SplitMix64(seed: seed)
+        var durations: [Duration] = []
+        var seq: Int64 = 0
+        while let change = workload.next() {
+            seq += 1
+            let row = RawRow.single(seq: seq, change, random: &random)
+            durations.append(try Stopwatch.time { try table.insert([row]) })
+            try after(change)
+        }
+        return LatencySummary(durations)
+    }
+
+    /// The same for batches `produce` hands to its `insert` one at a time (only the inserts are timed).
+    static func timedInsert(
+        workspace: Workspace, name: String, _ produce: ((_ rows: [RawRow]) throws -> Void) throws -> Void
+    ) throws -> Stopwatch {
         let path = workspace.freshDatabase(name)
         defer { workspace.remove(path) }
         let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
         var watch = Stopwatch()
-        for rows in batches { try watch.measure { try table.insert(rows) } }
+        try produce { rows in try watch.measure { try table.insert(rows) } }
         try watch.measure { try table.finish() }
-        return watch.seconds
+        return watch
     }
 }
 

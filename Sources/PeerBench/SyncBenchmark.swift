@@ -35,7 +35,10 @@ struct SyncBenchmark {
         let pingPong = try LoopbackBaseline.pingPong(samples: 2_000)
         let sizeBenchmark = SizeBenchmark(
             size: events, batchSize: 1_000, maxItems: 20_000, workspace: workspace)
-        let rawCommit = try SyncBaselines.rawCommitLatency(samples: 500, workspace: workspace)
+        progress("baseline: 500 raw single-row durable commits ...")
+        // The floor of one durable store; a live event pays two (append on A, ingest on B).
+        let rawCommit = try RawEventTable.singleCommits(
+            500, seed: ItemWorkload.seed ^ 0x5359_4E43, workspace: workspace, name: "sync-raw-commit.db")
 
         let series = try SyncCatchUpBenchmark(events: events, peerd: peerd, workspace: workspace).run(
             times: catchUps
@@ -57,28 +60,6 @@ struct SyncBenchmark {
             catchUp: series.median.catchUp, catchUpPairs: series.pairs, latency: latency,
             latencyWithoutFsync: latencyWithoutFsync, idle: idle)
         print(report.markdown)
-    }
-}
-
-/// The durable-commit baseline of the live latency.
-enum SyncBaselines {
-    /// One raw `BEGIN IMMEDIATE; INSERT; COMMIT` per sample (`synchronous=FULL`):
-    /// the floor of one durable store; a live event pays two (append on A, ingest on B).
-    static func rawCommitLatency(samples: Int, workspace: Workspace) throws -> LatencySummary {
-        progress("baseline: \(samples) raw single-row durable commits ...")
-        let path = workspace.freshDatabase("sync-raw-commit.db")
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var workload = ItemWorkload(eventCount: samples, maxItems: 20_000, distribution: .recentHot)
-        var random = SplitMix64(seed: ItemWorkload.seed ^ 0x5359_4E43)
-        var durations: [Duration] = []
-        var seq: Int64 = 0
-        while let change = workload.next() {
-            seq += 1
-            let row = RawRow.single(seq: seq, change, random: &random)
-            durations.append(try Stopwatch.time { try table.insert([row]) })
-        }
-        return LatencySummary(durations)
     }
 }
 

@@ -186,15 +186,9 @@ struct ImportWorkload {
     /// Raw SQLite inserting the rows of the events in batches of `batch`
     /// into a fresh database `name` (the baseline of a run): wall and CPU seconds.
     func rawInsert(batch: Int, workspace: Workspace, name: String) throws -> (seconds: Double, cpu: Double) {
-        let path = workspace.freshDatabase(name)
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var watch = Stopwatch()
-        try forEachBatch(batch) { events in
-            let rows = events.map(rawRow)
-            try watch.measure { try table.insert(rows) }
+        let watch = try RawEventTable.timedInsert(workspace: workspace, name: name) { insert in
+            try forEachBatch(batch) { try insert($0.map(rawRow)) }
         }
-        try watch.measure { try table.finish() }
         return (watch.seconds, watch.cpuSeconds)
     }
 
