@@ -2,7 +2,7 @@ import Foundation
 import Replica
 
 /// `peerd-bench domains`: a declared domain against the Swift `Item` on
-/// the same history (docs/performance.md "Declared domains").
+/// the same history (docs/performance.md "Today's figures").
 struct DomainsBenchmark {
     var events = 200_000
     var batch = 5_000

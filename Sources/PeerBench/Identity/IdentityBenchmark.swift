@@ -4,7 +4,7 @@ import Replica
 import SyncProtocol
 
 /// `peerd-bench identity`: what identities and signed feeds cost, beside a
-/// bare SQLite insert of the same run (docs/performance.md, "Identities").
+/// bare SQLite insert of the same run (docs/performance.md, "Today's figures").
 struct IdentityBenchmark {
     var events = 200_000
     var signatures = 5_000
