@@ -21,45 +21,30 @@ struct SyncReport {
     var idle: IdleResult
 
     var markdown: String {
-        var lines: [String] = []
-        lines.append("## peerd-bench sync results")
-        lines.append("")
-        lines.append(Markdown.command)
-        lines.append("- machine: \(Report.machine), SQLite \(RawEventTable.sqliteVersion)")
-        lines.append(
-            "- workload: item events (mean payload \(String(format: "%.1f", meanPayload)) bytes) of "
-                + "\(catchUp.feeds) origin feeds over 20,000 items, recent items hot; 1 MB = 10^6 bytes")
-        lines.append("")
-        lines.append("### Baselines (same run)")
-        lines.append("")
-        lines.append(contentsOf: baselineTable)
-        lines.append("")
-        lines.append("### Catch-up of a fresh replica (two `peerd run` processes, loopback TCP)")
-        lines.append("")
-        lines.append(contentsOf: catchUpTable)
-        lines.append("")
-        lines.append(contentsOf: catchUpNotes)
-        lines.append("")
-        lines.append("### Where the catch-up time goes (CPU per event)")
-        lines.append("")
-        lines.append(contentsOf: catchUpAnalysis)
-        lines.append("")
-        lines.append("### Live propagation (A, B, C in one process, full mesh, durability FULL)")
-        lines.append("")
-        lines.append(contentsOf: latencyTable)
-        lines.append("")
-        lines.append(contentsOf: latencyNotes)
-        lines.append("")
-        lines.append("### Anti-entropy traffic when nothing changed (wire bytes, framing and encryption included)")
-        lines.append("")
-        lines.append(contentsOf: idleTable)
-        lines.append("")
-        lines.append(contentsOf: idleNotes)
-        lines.append("")
-        lines.append("### Targets")
-        lines.append("")
-        lines.append(contentsOf: targetTable)
-        return lines.joined(separator: "\n")
+        let heading = [
+            "## peerd-bench sync results", "", Markdown.command,
+            "- machine: \(Report.machine), SQLite \(RawEventTable.sqliteVersion)",
+            "- workload: item events (mean payload \(Figure.fixed(meanPayload, 1)) bytes) of "
+                + "\(catchUp.feeds) origin feeds over 20,000 items, recent items hot; 1 MB = 10^6 bytes",
+        ]
+        let sections = [
+            ("Baselines (same run)", baselineTable),
+            (
+                "Catch-up of a fresh replica (two `peerd run` processes, loopback TCP)",
+                catchUpTable + [""] + catchUpNotes
+            ),
+            ("Where the catch-up time goes (CPU per event)", catchUpAnalysis),
+            (
+                "Live propagation (A, B, C in one process, full mesh, durability FULL)",
+                latencyTable + [""] + latencyNotes
+            ),
+            (
+                "Anti-entropy traffic when nothing changed (wire bytes, framing and encryption included)",
+                idleTable + [""] + idleNotes
+            ),
+            ("Targets", targetTable),
+        ]
+        return (heading + sections.flatMap { ["", "### \($0.0)", ""] + $0.1 }).joined(separator: "\n")
     }
 
     private var meanPayload: Double { Double(catchUp.payloadBytes) / Double(max(catchUp.events, 1)) }
