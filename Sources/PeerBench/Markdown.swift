@@ -3,9 +3,14 @@ import Foundation
 /// A Markdown table: a header row, then rows whose first cell says what the figures are.
 struct MarkdownTable {
     private let header: [String]
+    private let leftAligned: Int
     private var rows: [[String]] = []
 
-    init(_ header: [String]) { self.header = header }
+    /// A table with these column titles; the first `leftAligned` columns are text, the rest figures.
+    init(_ header: [String], leftAligned: Int = 1) {
+        self.header = header
+        self.leftAligned = leftAligned
+    }
 
     /// Adds a row; missing cells stay empty.
     mutating func row(_ cells: String...) { row(cells) }
@@ -14,12 +19,14 @@ struct MarkdownTable {
         rows.append(cells + Array(repeating: "", count: max(0, header.count - cells.count)))
     }
 
-    /// The table's lines; the first column is left-aligned, the others right-aligned.
+    /// The table's lines; figure columns are right-aligned.
     var lines: [String] {
         func line(_ cells: [String]) -> String {
             "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |"
         }
-        let rule = "|---|" + String(repeating: "---:|", count: max(0, header.count - 1))
+        let rule =
+            "|" + String(repeating: "---|", count: min(leftAligned, header.count))
+            + String(repeating: "---:|", count: max(0, header.count - leftAligned))
         return [line(header), rule] + rows.map(line)
     }
 }

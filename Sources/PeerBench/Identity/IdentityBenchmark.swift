@@ -77,19 +77,18 @@ struct IdentityBenchmark {
         let signMicros = signing.seconds / Double(signatures) * 1e6
         let verifyMicros = verifying.seconds / Double(signatures) * 1e6
         let admitMicros = admitting.seconds / Double(admissions) * 1e6
-        print("# peerd-bench identity")
-        print("")
-        print("| operation | µs each | vs one bare insert (\(String(format: "%.2f", bareMicros)) µs/row) |")
-        print("|---|---:|---:|")
-        func row(_ name: String, _ micros: Double) {
-            print("| \(name) | \(String(format: "%.2f", micros)) | \(String(format: "%.2f", micros / bareMicros))× |")
+        var table = MarkdownTable([
+            "operation", "µs each", "vs one bare insert (\(Figure.fixed(bareMicros, 2)) µs/row)",
+        ])
+        for (name, micros) in [
+            ("bare SQLite insert, batches of 10,000 (baseline, \(events) rows)", bareMicros),
+            ("FeedChain.link: BLAKE2b-256 over an event (\(inputs[0].count + 48) bytes)", hashMicros),
+            ("Ed25519 sign", signMicros), ("Ed25519 verify", verifyMicros),
+            ("admit a hello: read its certificate, check proof and certificate", admitMicros),
+        ] {
+            table.row(name, Figure.fixed(micros, 2), Figure.fixed(micros / bareMicros, 2) + "×")
         }
-        row("bare SQLite insert, batches of 10,000 (baseline, \(events) rows)", bareMicros)
-        row("FeedChain.link: BLAKE2b-256 over an event (\(inputs[0].count + 48) bytes)", hashMicros)
-        row("Ed25519 sign", signMicros)
-        row("Ed25519 verify", verifyMicros)
-        row("admit a hello: read its certificate, check proof and certificate", admitMicros)
-        print("")
+        print((["# peerd-bench identity", ""] + table.lines + [""]).joined(separator: "\n"))
         print(
             String(
                 format: "bare insert %.0f rows/s; a verify per event would cap a receiver at %.0f events/s, "

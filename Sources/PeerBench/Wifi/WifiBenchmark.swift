@@ -159,38 +159,33 @@ struct WifiBenchmark {
         let count = Double(events)
         let eventRate = results.seconds > 0 ? count / results.seconds : 0
         let link = results.probeMegabitsPerSecond
-        var rows = [
-            "| what | figure |",
-            "|---|---|",
-            "| link, raw TCP \(probeMegabytes) MB host 1 → host 2 (first byte to end) | "
-                + String(format: "**%.2f Mbit/s** (%.1f s; tbf rate %@)", link, results.probeSeconds, self.rate)
-                + " |",
-            "| catch-up of \(Report.grouped(count)) events, B's launch → B holds all | "
-                + String(format: "**%.1f s = %@ events/s**", results.seconds, Report.grouped(eventRate)) + " |",
-            "| first event at B after its launch | "
-                + (results.firstEventSeconds.map { String(format: "%.2f s", $0) } ?? "—") + " |",
-            "| payload | " + String(format: "%.1f bytes/event", Double(results.payloadBytes) / count) + " |",
-        ]
+        var table = MarkdownTable(["what", "figure"], leftAligned: 2)
+        table.row(
+            "link, raw TCP \(probeMegabytes) MB host 1 → host 2 (first byte to end)",
+            String(format: "**%.2f Mbit/s** (%.1f s; tbf rate %@)", link, results.probeSeconds, self.rate))
+        table.row(
+            "catch-up of \(Report.grouped(count)) events, B's launch → B holds all",
+            String(format: "**%.1f s = %@ events/s**", results.seconds, Report.grouped(eventRate)))
+        table.row(
+            "first event at B after its launch", results.firstEventSeconds.map { String(format: "%.2f s", $0) } ?? "—")
+        table.row("payload", String(format: "%.1f bytes/event", Double(results.payloadBytes) / count))
         if let received = results.receivedBytes {
             let megabits = results.seconds > 0 ? received * 8 / 1e6 / results.seconds : 0
-            rows += [
-                "| wire bytes B received (`peersync_bytes_received_total`) | "
-                    + String(format: "%@ = **%.1f bytes/event**", Report.grouped(received), received / count) + " |",
-                "| catch-up's effective throughput, B's bytes received / catch-up time | "
-                    + String(format: "%.2f Mbit/s = **%.2f× the link**", megabits, link > 0 ? megabits / link : 0)
-                    + " |",
-            ]
+            table.row(
+                "wire bytes B received (`peersync_bytes_received_total`)",
+                String(format: "%@ = **%.1f bytes/event**", Report.grouped(received), received / count))
+            table.row(
+                "catch-up's effective throughput, B's bytes received / catch-up time",
+                String(format: "%.2f Mbit/s = **%.2f× the link**", megabits, link > 0 ? megabits / link : 0))
         } else {
-            rows.append("| wire bytes B received | — (B's /metrics did not answer) |")
+            table.row("wire bytes B received", "— (B's /metrics did not answer)")
         }
         if let sent = results.sentBytes {
-            rows.append("| wire bytes A sent (`peersync_bytes_sent_total`) | \(Report.grouped(sent)) |")
+            table.row("wire bytes A sent (`peersync_bytes_sent_total`)", Report.grouped(sent))
         }
-        rows.append(
-            "| peak RSS (VmHWM) A / B | "
-                + String(format: "%.0f / %.0f MiB", results.sourcePeakMiB, results.receiverPeakMiB) + " |")
-        rows.append(
-            "| building A in process (not timed as sync) | " + String(format: "%.1f s", results.buildSeconds) + " |")
+        table.row(
+            "peak RSS (VmHWM) A / B", String(format: "%.0f / %.0f MiB", results.sourcePeakMiB, results.receiverPeakMiB))
+        table.row("building A in process (not timed as sync)", String(format: "%.1f s", results.buildSeconds))
         let target = "\(Report.grouped(Double(Self.targetEvents))) events in ≤ \(Int(Self.targetSeconds)) s"
         let verdict: String
         let targetLink = self.rate == "20mbit" && lossPercent == 0.5
@@ -204,7 +199,7 @@ struct WifiBenchmark {
                 + String(format: "take about %.0f s", Double(Self.targetEvents) / max(eventRate, 1e-9))
                 + (targetLink ? " (run with `--events 1000000` to measure it)" : " on this run's link")
         }
-        return ["### Catch-up over the shaped link", ""] + rows + ["", "### Target", "", verdict]
+        return ["### Catch-up over the shaped link", ""] + table.lines + ["", "### Target", "", verdict]
     }
 
 }
