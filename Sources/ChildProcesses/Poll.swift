@@ -50,5 +50,12 @@ public struct TimedOut: Error, CustomStringConvertible {
     /// What may say why, e.g. the logs of the processes involved.
     public var details: String
 
+    /// A wait for `what` that ended at `timeout`; `details` may say why.
+    public init(what: String, timeout: Duration, details: String = "") {
+        self.what = what
+        self.timeout = timeout
+        self.details = details
+    }
+
     public var description: String { "timed out after \(timeout) waiting for \(what)\n\(details)" }
 }

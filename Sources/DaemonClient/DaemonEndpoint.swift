@@ -25,6 +25,20 @@ public struct DaemonEndpoint: Sendable, Hashable {
         _ method: String, _ path: String, body: String? = nil, headers: [(String, String)] = [],
         timeoutMs: Int = 30_000
     ) throws -> HTTPReply {
+        try request(method, path, bytes: body.map { Array($0.utf8) }, headers: headers, timeoutMs: timeoutMs)
+    }
+
+    /// The same with a body of any bytes, sent as they are (`Content-Type:
+    /// application/json` when there is one), e.g. to see what the daemon
+    /// answers a body that is not UTF-8.
+    ///
+    /// ```swift
+    /// let reply = try api.request("POST", "/items", bytes: Array(#"{"name":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8))
+    /// ```
+    public func request(
+        _ method: String, _ path: String, bytes body: [UInt8]?, headers: [(String, String)] = [],
+        timeoutMs: Int = 30_000
+    ) throws -> HTTPReply {
         var reader = try open(method, path, body: body, headers: headers, timeoutMs: timeoutMs)
         let head = try reader.head()
         var body: [UInt8] = []
@@ -43,13 +57,13 @@ public struct DaemonEndpoint: Sendable, Hashable {
     /// is all sent (413 for one over its limit) and close: then sending
     /// fails, and the reply, if one came, is what counts.
     private func open(
-        _ method: String, _ path: String, body: String?, headers: [(String, String)], timeoutMs: Int
+        _ method: String, _ path: String, body: [UInt8]?, headers: [(String, String)], timeoutMs: Int
     ) throws -> ResponseReader {
         let socket = try connect(timeoutMs: timeoutMs)
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        let bytes = Array((body ?? "").utf8)
+        let bytes = body ?? []
         if body != nil { head += "Content-Type: application/json\r\n" }
         head += "Content-Length: \(bytes.count)\r\n\r\n"
         var reader = ResponseReader(socket: socket)

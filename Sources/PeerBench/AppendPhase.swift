@@ -27,8 +27,8 @@ extension SizeBenchmark {
                         MemoryCheckpoint(
                             size: size, events: appended, residentMiB: ProcessMemory.residentMiB,
                             sqliteHeapMiB: ProcessMemory.sqliteHeapMiB, fileBackedMiB: ProcessMemory.fileBackedMiB,
-                            peakMiB: ProcessMemory.peakMiB, databaseBytes: workspace.fileSize(path),
-                            walBytes: workspace.fileSize(path + "-wal")))
+                            peakMiB: ProcessMemory.peakMiB, databaseBytes: Workspace.fileSize(path),
+                            walBytes: Workspace.fileSize(path + "-wal")))
                 }
             }
             // The projection rows still pending are part of the work.

@@ -18,23 +18,6 @@ struct CrashWriter {
     /// How many events to append.
     var count: Int
 
-    /// Parses the arguments after `crash-writer`.
-    static func parse(_ arguments: [String]) throws -> CrashWriter {
-        var dataPath: String?
-        var count: Int?
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--data": dataPath = try BenchOptions.value(after: flag, in: &remaining)
-            case "--count":
-                count = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            default: throw UsageError("crash-writer: unknown argument \(flag)")
-            }
-        }
-        guard let dataPath, let count else { throw UsageError("crash-writer needs --data FILE and --count N") }
-        return CrashWriter(dataPath: dataPath, count: count)
-    }
-
     /// Appends and acknowledges until `count` events are written.
     func run() throws {
         let log =

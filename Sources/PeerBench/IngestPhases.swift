@@ -5,9 +5,6 @@ extension SizeBenchmark {
     /// call, not timed), interleaved in time order, `batch` (default
     /// `batchSize`) per `EventLog.ingest` call, into a fresh log at `path`
     /// (which later phases read), or a scratch log removed after.
-    ///
-    /// For analysis, without `folding` the log has no domains: it validates
-    /// and stores the events but folds nothing.
     func ingestRate(into path: String? = nil, folding: Bool = true, batch: Int? = nil) throws -> PhaseResult {
         let batch = batch ?? batchSize
         let database = path ?? workspace.freshDatabase("ingest-scratch-\(folding)-\(batch)-\(size).db")
@@ -69,12 +66,7 @@ extension SizeBenchmark {
         return streamed
     }
 
-    /// A fresh replica catching up from one that holds the log at `path`:
-    /// pages from `missingEventPages` (one feed after another, as sync sends
-    /// them to an empty peer) are passed to `EventLog.ingest`; only the
-    /// ingest calls are timed. Events of a later feed sort before events
-    /// already folded from an earlier feed, so the touched entities are
-    /// refolded from their stored history.
+    /// A fresh replica catching up from one that holds the log at `path`.
     func catchUpRate(from path: String) throws -> PhaseResult {
         let target = workspace.freshDatabase("catch-up-\(size).db")
         defer { workspace.remove(target) }
@@ -107,8 +99,7 @@ extension SizeBenchmark {
 /// `EventLog.foldInserted`: an entity whose new events all sort after the
 /// last event folded into it gets them applied on top of its stored state;
 /// any other entity (including one seen for the first time) is refolded from
-/// its whole stored history. Times in these workloads are unique, so
-/// comparing `timeMs` is comparing the canonical order.
+/// its whole stored history.
 struct FoldWorkCounter {
     private var held: [String: (count: Int, lastTimeMs: Int64)] = [:]
     /// Events read and applied by the fold, history included.

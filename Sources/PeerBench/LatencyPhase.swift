@@ -14,27 +14,15 @@ struct LatencyBenchmark {
     func run() throws -> LatencyResult {
         progress("latency: \(samples) single-event commits each ...")
         let logPath = workspace.freshDatabase("latency-log.db")
-        let rawPath = workspace.freshDatabase("latency-raw.db")
-        defer {
-            workspace.remove(logPath)
-            workspace.remove(rawPath)
-        }
+        defer { workspace.remove(logPath) }
         let log = try EventLog.create(at: logPath, replicaID: "bench-latency")
-        let table = try RawEventTable(path: rawPath, shape: .primaryKeyOnly)
-        var workload = ItemWorkload(eventCount: samples, maxItems: 20_000, distribution: .recentHot)
-        var random = SplitMix64(seed: ItemWorkload.seed ^ 0x4C41_5459)
         var librarySamples: [Duration] = []
-        var rawSamples: [Duration] = []
-        librarySamples.reserveCapacity(samples)
-        rawSamples.reserveCapacity(samples)
-        var seq: Int64 = 0
-        while let change = workload.next() {
-            seq += 1
-            let row = RawRow.single(seq: seq, change, random: &random)
-            rawSamples.append(try Stopwatch.time { try table.insert([row]) })
+        let raw = try RawEventTable.singleCommits(
+            samples, seed: ItemWorkload.seed ^ 0x4C41_5459, workspace: workspace, name: "latency-raw.db"
+        ) { change in
             let new = NewEvent(item: change.entityID, change.event)
             librarySamples.append(try Stopwatch.time { _ = try log.append(new) })
         }
-        return LatencyResult(library: LatencySummary(librarySamples), raw: LatencySummary(rawSamples))
+        return LatencyResult(library: LatencySummary(librarySamples), raw: raw)
     }
 }

@@ -3,8 +3,7 @@ import Replica
 
 /// A table shaped like `events` in `Sources/Replica/Storage/Schema.swift`,
 /// written through the SQLite C API with nothing in between: prepared
-/// statements, rebound per row. It stores the same bytes as the event log,
-/// which makes it the ceiling for the library's rates.
+/// statements, rebound per row.
 final class RawEventTable {
     /// Which indexes and statements a write carries besides the row itself.
     enum Shape {
@@ -29,9 +28,8 @@ final class RawEventTable {
         case eventLogStatements
     }
 
-    private let db: OpaquePointer
+    private let db: SQLiteConnection
     private let shape: Shape
-    private var statements: [String: OpaquePointer] = [:]
     private var entityRows: [String: Int64] = [:]
     private var clockMs: Int64 = 0
     private var headSeq: Int64 = 0
@@ -43,16 +41,10 @@ final class RawEventTable {
     /// sets (WAL, `synchronous=FULL`, 8 MiB cache, checkpoint every 10,000
     /// pages), so that only the work differs.
     init(path: String, shape: Shape) throws {
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-        guard rc == SQLITE_OK, let handle else {
-            if let handle { sqlite3_close_v2(handle) }
-            throw RawSQLiteError(code: rc, message: "cannot open \(path)")
-        }
-        db = handle
+        db = try SQLiteConnection(path: path)
         self.shape = shape
         do {
-            try execute(
+            try db.execute(
                 """
                 PRAGMA journal_mode = WAL;
                 PRAGMA synchronous = FULL;
@@ -71,13 +63,13 @@ final class RawEventTable {
                 );
                 """)
             if shape != .primaryKeyOnly {
-                try execute("CREATE UNIQUE INDEX events_by_feed_seq ON events (feed, seq)")
+                try db.execute("CREATE UNIQUE INDEX events_by_feed_seq ON events (feed, seq)")
             }
             if shape == .sameIndexes {
-                try execute("CREATE INDEX events_by_entity ON events (entity)")
+                try db.execute("CREATE INDEX events_by_entity ON events (entity)")
             }
             if shape == .eventLogStatements {
-                try execute(
+                try db.execute(
                     """
                     ALTER TABLE events ADD COLUMN entity_prev INTEGER;
                     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -92,41 +84,33 @@ final class RawEventTable {
                         last_offset INTEGER, UNIQUE (entity_type, entity_id));
                     """)
             }
-        } catch {
-            sqlite3_close_v2(db)
-            throw error
         }
-    }
-
-    deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
-        sqlite3_close_v2(db)
     }
 
     /// Inserts `rows` in one transaction and one commit.
     func insert(_ rows: [RawRow]) throws {
-        try execute("BEGIN IMMEDIATE")
+        try db.execute("BEGIN IMMEDIATE")
         do {
             if shape == .eventLogStatements {
                 try insertLikeEventLog(rows)
             } else {
                 for row in rows { try insertEventRow(row, entity: row.entity) }
             }
-            try execute("COMMIT")
+            try db.execute("COMMIT")
         } catch {
-            try? execute("ROLLBACK")
+            try? db.execute("ROLLBACK")
             throw error
         }
     }
 
     private func insertEventRow(_ row: RawRow, entity: Int64) throws {
-        let insert = try prepared(
+        let insert = try db.prepared(
             """
             INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         bindEventColumns(row, entity: entity, in: insert)
-        try run(insert)
+        try db.run(insert)
     }
 
     /// Binds the seven columns every shape's `events` has, in table order.
@@ -141,11 +125,11 @@ final class RawEventTable {
     }
 
     private func insertLikeEventLog(_ rows: [RawRow]) throws {
-        _ = try scalar("SELECT value FROM meta WHERE key = 'projected_offset'")
-        _ = try scalar("SELECT coalesce(max(local_offset), 0) FROM events")
-        clockMs = try scalar("SELECT value FROM meta WHERE key = 'clock_ms'")
-        headSeq = try scalar("SELECT head_seq FROM feeds WHERE id = 1")
-        let insert = try prepared(
+        _ = try db.scalar("SELECT value FROM meta WHERE key = 'projected_offset'")
+        _ = try db.scalar("SELECT coalesce(max(local_offset), 0) FROM events")
+        clockMs = try db.scalar("SELECT value FROM meta WHERE key = 'clock_ms'")
+        headSeq = try db.scalar("SELECT head_seq FROM feeds WHERE id = 1")
+        let insert = try db.prepared(
             """
             INSERT INTO events (feed, seq, event_id, time_ms, entity, payload, arrival_ms, entity_prev)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -155,7 +139,7 @@ final class RawEventTable {
             var previous = pending[entity]?.head
             if previous == nil {
                 // Not pending: its chain head and projection row are read, as a fold on top of it does.
-                let read = try prepared(
+                let read = try db.prepared(
                     "SELECT last_offset, state, last_time_ms, last_seq, last_event_id FROM entities WHERE id = ?")
                 sqlite3_bind_int64(read, 1, entity)
                 if sqlite3_step(read) == SQLITE_ROW, sqlite3_column_type(read, 0) != SQLITE_NULL {
@@ -165,25 +149,25 @@ final class RawEventTable {
             }
             bindEventColumns(row, entity: entity, in: insert)
             if let previous { sqlite3_bind_int64(insert, 8, previous) } else { sqlite3_bind_null(insert, 8) }
-            try run(insert)
-            pending[entity] = (sqlite3_last_insert_rowid(db), row)
+            try db.run(insert)
+            pending[entity] = (sqlite3_last_insert_rowid(db.handle), row)
             pendingEvents += 1
             headSeq += 1
             clockMs = max(clockMs + 1, row.timeMs)
         }
-        let setHead = try prepared("UPDATE feeds SET head_seq = ? WHERE id = 1")
+        let setHead = try db.prepared("UPDATE feeds SET head_seq = ? WHERE id = 1")
         sqlite3_bind_int64(setHead, 1, headSeq)
-        try run(setHead)
-        let setClock = try prepared("UPDATE meta SET value = ? WHERE key = 'clock_ms'")
+        try db.run(setHead)
+        let setClock = try db.prepared("UPDATE meta SET value = ? WHERE key = 'clock_ms'")
         bind(String(clockMs), at: 1, in: setClock)
-        try run(setClock)
+        try db.run(setClock)
         if pendingEvents >= 20_000 || pending.count >= 8_192 { try writePendingRows() }
     }
 
     /// The projection rows of every pending entity, and `projected_offset`.
     private func writePendingRows() throws {
         for (entity, (head, row)) in pending.sorted(by: { $0.key < $1.key }) {
-            let update = try prepared(
+            let update = try db.prepared(
                 """
                 UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?, last_offset = ?
                 WHERE id = ?
@@ -194,11 +178,11 @@ final class RawEventTable {
             bind(row.eventID, at: 4, in: update)
             sqlite3_bind_int64(update, 5, head)
             sqlite3_bind_int64(update, 6, entity)
-            try run(update)
+            try db.run(update)
         }
-        let projected = try prepared(
+        let projected = try db.prepared(
             "UPDATE meta SET value = (SELECT max(local_offset) FROM events) WHERE key = 'projected_offset'")
-        try run(projected)
+        try db.run(projected)
         pending = [:]
         pendingEvents = 0
     }
@@ -206,12 +190,12 @@ final class RawEventTable {
     /// Writes what is still pending, in its own transaction (the benchmark times it).
     func finish() throws {
         guard shape == .eventLogStatements, !pending.isEmpty else { return }
-        try execute("BEGIN IMMEDIATE")
+        try db.execute("BEGIN IMMEDIATE")
         do {
             try writePendingRows()
-            try execute("COMMIT")
+            try db.execute("COMMIT")
         } catch {
-            try? execute("ROLLBACK")
+            try? db.execute("ROLLBACK")
             throw error
         }
     }
@@ -219,7 +203,7 @@ final class RawEventTable {
     /// The entity row, made on first sight (looked up first, as `EventLog` does for an id it has not cached).
     private func entityRow(_ entityID: String) throws -> Int64 {
         if let row = entityRows[entityID] { return row }
-        let select = try prepared("SELECT id FROM entities WHERE entity_type = 'item' AND entity_id = ?")
+        let select = try db.prepared("SELECT id FROM entities WHERE entity_type = 'item' AND entity_id = ?")
         bind(entityID, at: 1, in: select)
         let found = sqlite3_step(select) == SQLITE_ROW ? sqlite3_column_int64(select, 0) : nil
         sqlite3_reset(select)
@@ -227,10 +211,10 @@ final class RawEventTable {
             entityRows[entityID] = found
             return found
         }
-        let insert = try prepared("INSERT INTO entities (entity_type, entity_id) VALUES ('item', ?)")
+        let insert = try db.prepared("INSERT INTO entities (entity_type, entity_id) VALUES ('item', ?)")
         bind(entityID, at: 1, in: insert)
-        try run(insert)
-        let row = sqlite3_last_insert_rowid(db)
+        try db.run(insert)
+        let row = sqlite3_last_insert_rowid(db.handle)
         entityRows[entityID] = row
         return row
     }
@@ -241,44 +225,12 @@ final class RawEventTable {
             + #""name":"Zinc-plated hex bolt ISO 4017 M6x40, box of 100","note":null,"quantity":\#(row.seq % 1000)}"#
     }
 
-    private func prepared(_ sql: String) throws -> OpaquePointer {
-        if let statement = statements[sql] { return statement }
-        var statement: OpaquePointer?
-        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
-        guard rc == SQLITE_OK, let statement else { throw failure(rc) }
-        statements[sql] = statement
-        return statement
-    }
-
     private func bind(_ bytes: [UInt8], at index: Int32, in statement: OpaquePointer) {
         _ = bytes.withUnsafeBytes { csqlite_bind_blob_transient(statement, index, $0.baseAddress, Int32($0.count)) }
     }
 
     private func bind(_ text: String, at index: Int32, in statement: OpaquePointer) {
         _ = text.withCString { csqlite_bind_text_transient(statement, index, $0, Int32(text.utf8.count)) }
-    }
-
-    /// Steps a statement that returns no rows, then resets it.
-    private func run(_ statement: OpaquePointer) throws {
-        let rc = sqlite3_step(statement)
-        sqlite3_reset(statement)
-        guard rc == SQLITE_DONE else { throw failure(rc) }
-    }
-
-    private func scalar(_ sql: String) throws -> Int64 {
-        let statement = try prepared(sql)
-        defer { sqlite3_reset(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else { throw failure(SQLITE_ERROR) }
-        return sqlite3_column_int64(statement, 0)
-    }
-
-    private func execute(_ sql: String) throws {
-        let rc = sqlite3_exec(db, sql, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw failure(rc) }
-    }
-
-    private func failure(_ rc: Int32) -> RawSQLiteError {
-        RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db)))
     }
 
     /// The version of the SQLite library linked in, e.g. `3.40.1`.
@@ -316,13 +268,41 @@ extension RawEventTable {
     /// `path` (integer primary key only), one transaction a batch: the
     /// baseline of the HTTP benchmarks. The file is removed afterwards.
     static func insertSeconds(_ batches: [[RawRow]], workspace: Workspace, name: String) throws -> Double {
+        try timedInsert(workspace: workspace, name: name) { insert in try batches.forEach(insert) }.seconds
+    }
+
+    /// `samples` single-row durable commits (`BEGIN IMMEDIATE; INSERT; COMMIT`) of the item workload
+    /// into a fresh table, each timed; `after` runs after each one (untimed here) with its change.
+    static func singleCommits(
+        _ samples: Int, seed: UInt64, workspace: Workspace, name: String, after: (ItemChange) throws -> Void = { _ in }
+    ) throws -> LatencySummary {
+        let path = workspace.freshDatabase(name)
+        defer { workspace.remove(path) }
+        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
+        var workload = ItemWorkload(eventCount: samples, maxItems: 20_000, distribution: .recentHot)
+        var random = SplitMix64(seed: seed)
+        var durations: [Duration] = []
+        var seq: Int64 = 0
+        while let change = workload.next() {
+            seq += 1
+            let row = RawRow.single(seq: seq, change, random: &random)
+            durations.append(try Stopwatch.time { try table.insert([row]) })
+            try after(change)
+        }
+        return LatencySummary(durations)
+    }
+
+    /// The same for batches `produce` hands to its `insert` one at a time (only the inserts are timed).
+    static func timedInsert(
+        workspace: Workspace, name: String, _ produce: ((_ rows: [RawRow]) throws -> Void) throws -> Void
+    ) throws -> Stopwatch {
         let path = workspace.freshDatabase(name)
         defer { workspace.remove(path) }
         let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
         var watch = Stopwatch()
-        for rows in batches { try watch.measure { try table.insert(rows) } }
+        try produce { rows in try watch.measure { try table.insert(rows) } }
         try watch.measure { try table.finish() }
-        return watch.seconds
+        return watch
     }
 }
 
@@ -332,4 +312,64 @@ struct RawSQLiteError: Error, CustomStringConvertible {
     var message: String
 
     var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// One SQLite connection through the C API: statements prepared once and
+/// kept, errors with SQLite's message.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens `path` (created when missing unless `readOnly`).
+    init(path: String, readOnly: Bool = false) throws {
+        var opened: OpaquePointer?
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        let rc = sqlite3_open_v2(path, &opened, access | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let opened else {
+            if let opened { sqlite3_close_v2(opened) }
+            throw RawSQLiteError(code: rc, message: "cannot open \(path)")
+        }
+        handle = opened
+        sqlite3_busy_timeout(handle, 5_000)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// The statement for `sql`, prepared on first use.
+    func prepared(_ sql: String) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw failure(rc) }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Steps a statement that returns no rows, then resets it.
+    func run(_ statement: OpaquePointer) throws {
+        let rc = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        guard rc == SQLITE_DONE else { throw failure(rc) }
+    }
+
+    /// The first column of the first row of `sql`.
+    func scalar(_ sql: String) throws -> Int64 {
+        let statement = try prepared(sql)
+        defer { sqlite3_reset(statement) }
+        let rc = sqlite3_step(statement)
+        guard rc == SQLITE_ROW else { throw failure(rc) }
+        return sqlite3_column_int64(statement, 0)
+    }
+
+    func execute(_ sql: String) throws {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw failure(rc) }
+    }
+
+    func failure(_ rc: Int32) -> RawSQLiteError {
+        RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+    }
 }

@@ -2,8 +2,6 @@ import Foundation
 
 /// Everything one run measured, printed as Markdown.
 struct Report {
-    /// The command line, as run.
-    var command: String
     /// The throughput rows of every size, raw baselines first.
     var results: [PhaseResult]
     /// RSS samples while the recent-hot append log grew.
@@ -17,41 +15,26 @@ struct Report {
 
     /// The whole report.
     var markdown: String {
-        var lines: [String] = []
-        lines.append("## peerd-bench results")
-        lines.append("")
-        lines.append("- command: `\(command)`")
-        lines.append("- machine: \(Report.machine), SQLite \(RawEventTable.sqliteVersion)")
-        lines.append(
-            "- workload: item events, mean payload \(String(format: "%.1f", meanPayloadBytes)) bytes; "
-                + "1 MB = 10^6 bytes; rates count only the timed write (or read) calls")
-        lines.append(
+        let heading = [
+            "## peerd-bench results", "", Markdown.command,
+            "- machine: \(Report.machine), SQLite \(RawEventTable.sqliteVersion)",
+            "- workload: item events, mean payload \(Figure.fixed(meanPayloadBytes, 1)) bytes; "
+                + "1 MB = 10^6 bytes; rates count only the timed write (or read) calls",
             "- CPU µs/event: process CPU time (user + system) in the timed calls per event; "
-                + "steadier than the rates when the machine is shared")
-        lines.append(
+                + "steadier than the rates when the machine is shared",
             "- disk written: `write_bytes` of /proc/self/io over the row (WAL, database and checkpoints); "
-                + "write amp. = disk written / payload bytes")
-        lines.append(
+                + "write amp. = disk written / payload bytes",
             "- memory: peak = VmHWM "
                 + (peakResets ? "since the start of the row (reset through /proc/self/clear_refs)" : "since start")
-                + ", RSS = VmRSS at the end of the row")
-        lines.append("")
-        lines.append("### Rates and memory")
-        lines.append("")
-        lines.append(contentsOf: throughputTable(results.filter { !$0.isAnalysis }))
-        lines.append("")
-        lines.append("### Where the time goes (analysis rows, same run)")
-        lines.append("")
-        lines.append(contentsOf: throughputTable(results.filter(\.isAnalysis)))
-        lines.append("")
-        lines.append("### Single-event durable commits")
-        lines.append("")
-        lines.append(contentsOf: latencyTable)
-        lines.append("")
-        lines.append("### Memory while the log grows")
-        lines.append("")
-        lines.append(contentsOf: growthTable)
-        return lines.joined(separator: "\n")
+                + ", RSS = VmRSS at the end of the row",
+        ]
+        let sections = [
+            ("Rates and memory", throughputTable(results.filter { !$0.isAnalysis })),
+            ("Where the time goes (analysis rows, same run)", throughputTable(results.filter(\.isAnalysis))),
+            ("Single-event durable commits", latencyTable),
+            ("Memory while the log grows", growthTable),
+        ]
+        return (heading + sections.flatMap { ["", "### \($0.0)", ""] + $0.1 }).joined(separator: "\n")
     }
 
     /// One table of rate rows; every ratio divides by a baseline of the same size.

@@ -4,14 +4,6 @@ import Simulator
 /// `peerd-bench simulate-scale`: how many anti-entropy rounds meshes of
 /// 8 to 256 simulated replicas need to converge when each dials at most
 /// three peers, printed as a Markdown table.
-///
-/// With `--receptions`: how many times each live event reaches each node
-/// of a full mesh, with link pruning off and on (`PruningExperiment`).
-///
-/// ```
-/// peerd-bench simulate-scale [--sizes 8,16,32,64,128,256] [--seed 1] [--fan-out 3]
-/// peerd-bench simulate-scale --receptions [--sizes 16,64,256] [--writers N] [--seed 1]
-/// ```
 struct SimulateScale {
     var sizes = [8, 16, 32, 64, 128, 256]
     var seed: UInt64 = 1
@@ -23,55 +15,6 @@ struct SimulateScale {
     var maxConnections: Int?
     /// With `--receptions`: which of off and on to run.
     var pruningModes = [false, true]
-
-    static let usage = """
-        usage: peerd-bench simulate-scale [--sizes N[,N...]] [--seed N] [--fan-out N]
-
-          --sizes N,...  replica counts to simulate (default 8,16,32,64,128,256)
-          --seed N       seed of the simulated network (default 1); the same seed gives the same table
-          --fan-out N    most peers each replica dials (default 3)
-          --receptions   instead: receptions per live event in a full mesh, link pruning off and on
-                         (default sizes 16,64,256)
-          --writers N    with --receptions: only the first N replicas write (default: all)
-          --max-connections N  with --receptions: connections per node (default 64; a full mesh of n needs n - 1)
-          --pruning-only with --receptions: only the runs with pruning on
-        """
-
-    static func parse(_ arguments: [String]) throws -> SimulateScale {
-        var run = SimulateScale()
-        var remaining = arguments[...]
-        var sizesGiven = false
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--receptions":
-                run.receptions = true
-            case "--max-connections":
-                run.maxConnections = try BenchOptions.count(
-                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--pruning-only":
-                run.pruningModes = [true]
-            case "--writers":
-                run.writers = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--sizes":
-                let list = try BenchOptions.value(after: flag, in: &remaining)
-                run.sizes = try list.split(separator: ",").map { try BenchOptions.count(String($0), for: flag) }
-                sizesGiven = true
-            case "--seed":
-                run.seed = UInt64(
-                    try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag))
-            case "--fan-out":
-                run.fanOut = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--help", "-h":
-                print(usage)
-                exit(0)
-            default:
-                throw UsageError("unknown argument \(flag) for simulate-scale\n\n\(usage)")
-            }
-        }
-        if run.receptions && !sizesGiven { run.sizes = [16, 64, 256] }
-        return run
-    }
-
     func run() throws {
         if receptions { return try runReceptions() }
         print("## Simulated convergence with bounded fan-out")

@@ -2,13 +2,11 @@ import ChildProcesses
 import Foundation
 import Replica
 
-/// What `peerd-bench sync` measures, read from the command line.
-///
-/// ```
-/// peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N] [--catch-ups N]
-///                  [--no-pruning]
-/// ```
-struct SyncOptions {
+/// `peerd-bench sync`: the baselines (raw loopback TCP, raw SQLite ingest),
+/// then catch-up of a fresh replica between two `peerd run` processes, then
+/// live latency and idle anti-entropy traffic in a three-node mesh of
+/// in-process `GossipService`s; the Markdown report goes to standard output.
+struct SyncBenchmark {
     /// Events in the source replica a fresh replica catches up from.
     var events = 1_000_000
     /// Single appends on A timed to their fold on B and C.
@@ -23,75 +21,11 @@ struct SyncOptions {
     /// Link pruning in the live mesh (`--no-pruning` turns it off, to
     /// measure the duplicates it saves).
     var pruning = true
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    /// The text printed for `peerd-bench sync --help`.
-    static let usage = """
-        usage: peerd-bench sync [--events N] [--quick] [--dir DIR] [--latency-samples N] [--idle-rounds N]
-                                [--catch-ups N] [--no-pruning]
-
-          --events N           events in the source replica of the catch-up (default 1000000)
-          --quick              100000 events, 500 latency samples: about a minute
-          --dir DIR            work directory (default: a fresh temporary directory, removed at the end)
-          --latency-samples N  single appends timed from A to B and C (default 2000)
-          --idle-rounds N      anti-entropy rounds per connection in the idle measurement (default 30)
-          --catch-ups N        catch-ups, each after its own raw ingest baseline; the median pair is reported (default 3)
-          --no-pruning         live mesh without link pruning: every forwarded copy is pushed (the duplicates it saves)
-
-        Needs the `peerd` binary next to `peerd-bench` (`swift build -c release` builds both).
-        """
-
-    /// Parses the arguments that follow `sync`.
-    static func parse(_ arguments: [String]) throws -> SyncOptions {
-        var options = SyncOptions()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                options.events = try BenchOptions.count(try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--quick":
-                options.events = 100_000
-                options.latencySamples = 500
-            case "--dir":
-                options.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--latency-samples":
-                options.latencySamples = try BenchOptions.count(
-                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--idle-rounds":
-                options.idleRounds = try BenchOptions.count(
-                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--catch-ups":
-                options.catchUps = try BenchOptions.count(
-                    try BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--no-pruning":
-                options.pruning = false
-            case "--help", "-h":
-                options.helpRequested = true
-            default:
-                throw UsageError("sync: unknown argument \(flag) (see `peerd-bench sync --help`)")
-            }
-        }
-        return options
-    }
-}
-
-/// `peerd-bench sync`: the baselines (raw loopback TCP, raw SQLite ingest),
-/// then catch-up of a fresh replica between two `peerd run` processes, then
-/// live latency and idle anti-entropy traffic in a three-node mesh of
-/// in-process `GossipService`s; the Markdown report goes to standard output.
-struct SyncBenchmark {
-    /// What to measure.
-    let options: SyncOptions
 
     /// Runs every phase and prints the report.
     func run() throws {
-        if options.helpRequested {
-            print(SyncOptions.usage)
-            return
-        }
-        let peerd = try SyncDaemon.locatePeerd()
-        let workspace = try Workspace(directory: options.directory)
+        let peerd = try Executable.beside("peerd")
+        let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench sync: work directory \(workspace.path), peerd at \(peerd)")
 
@@ -100,26 +34,28 @@ struct SyncBenchmark {
         progress("baseline: loopback TCP: \(String(format: "%.0f", loopback.megabytesPerSecond)) MB/s")
         let pingPong = try LoopbackBaseline.pingPong(samples: 2_000)
         let sizeBenchmark = SizeBenchmark(
-            size: options.events, batchSize: 1_000, maxItems: 20_000, workspace: workspace)
-        let rawCommit = try SyncBaselines.rawCommitLatency(samples: 500, workspace: workspace)
+            size: events, batchSize: 1_000, maxItems: 20_000, workspace: workspace)
+        progress("baseline: 500 raw single-row durable commits ...")
+        // The floor of one durable store; a live event pays two (append on A, ingest on B).
+        let rawCommit = try RawEventTable.singleCommits(
+            500, seed: ItemWorkload.seed ^ 0x5359_4E43, workspace: workspace, name: "sync-raw-commit.db")
 
-        let series = try SyncCatchUpBenchmark(events: options.events, peerd: peerd, workspace: workspace).run(
-            times: options.catchUps
+        let series = try SyncCatchUpBenchmark(events: events, peerd: peerd, workspace: workspace).run(
+            times: catchUps
         ) { try sizeBenchmark.rawInsertRate(.primaryKeyOnly) }
 
         let latency = try SyncMesh.measuring(
-            "live", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: options.pruning
-        ) { try SyncLatencyBenchmark(samples: options.latencySamples, mesh: $0).run() }
+            "live", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs, pruning: pruning
+        ) { try SyncLatencyBenchmark(samples: latencySamples, mesh: $0).run() }
         let latencyWithoutFsync = try SyncMesh.measuring(
             "live without fsync", workspace: workspace, antiEntropyIntervalMs: SyncMesh.liveIntervalMs,
-            pruning: options.pruning, durability: .normal
-        ) { try SyncLatencyBenchmark(samples: options.latencySamples, mesh: $0).run() }
+            pruning: pruning, durability: .normal
+        ) { try SyncLatencyBenchmark(samples: latencySamples, mesh: $0).run() }
         let idle = try SyncMesh.measuring(
-            "idle", workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: options.pruning
-        ) { try SyncIdleBenchmark(rounds: options.idleRounds, mesh: $0).run() }
+            "idle", workspace: workspace, antiEntropyIntervalMs: SyncMesh.idleIntervalMs, pruning: pruning
+        ) { try SyncIdleBenchmark(rounds: idleRounds, mesh: $0).run() }
 
         let report = SyncReport(
-            command: (["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
             loopback: loopback, pingPong: pingPong, rawIngest: series.median.raw, rawCommit: rawCommit,
             catchUp: series.median.catchUp, catchUpPairs: series.pairs, latency: latency,
             latencyWithoutFsync: latencyWithoutFsync, idle: idle)
@@ -127,39 +63,10 @@ struct SyncBenchmark {
     }
 }
 
-/// The durable-commit baseline of the live latency.
-enum SyncBaselines {
-    /// One raw `BEGIN IMMEDIATE; INSERT; COMMIT` per sample (`synchronous=FULL`):
-    /// the floor of one durable store; a live event pays two (append on A, ingest on B).
-    static func rawCommitLatency(samples: Int, workspace: Workspace) throws -> LatencySummary {
-        progress("baseline: \(samples) raw single-row durable commits ...")
-        let path = workspace.freshDatabase("sync-raw-commit.db")
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var workload = ItemWorkload(eventCount: samples, maxItems: 20_000, distribution: .recentHot)
-        var random = SplitMix64(seed: ItemWorkload.seed ^ 0x5359_4E43)
-        var durations: [Duration] = []
-        var seq: Int64 = 0
-        while let change = workload.next() {
-            seq += 1
-            let row = RawRow.single(seq: seq, change, random: &random)
-            durations.append(try Stopwatch.time { try table.insert([row]) })
-        }
-        return LatencySummary(durations)
-    }
-}
-
-/// A condition that did not come true before its deadline.
-struct SyncTimeout: Error, CustomStringConvertible {
-    var description: String
-}
-
 /// Polls `condition` every `pollMs` until it holds; throws after `seconds`.
-/// For conditions no callback announces (another process's database, the
-/// byte counters); each poll is cheap.
 func waitUntil(_ what: String, seconds: Double, pollMs: Int = 10, _ condition: () throws -> Bool) throws {
     guard try Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(pollMs), condition) else {
-        throw SyncTimeout(description: "timed out after \(seconds) s waiting for \(what)")
+        throw TimedOut(what: what, timeout: .milliseconds(Int(seconds * 1000)), details: "")
     }
 }
 

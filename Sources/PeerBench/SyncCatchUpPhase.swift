@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Gossip
 import Replica
@@ -20,9 +19,9 @@ struct SyncCatchUpBenchmark {
     /// its own run of `rawBaseline`: the machine's speed drifts between
     /// minutes, and a pair measured back to back drifts least.
     func run(times: Int, rawBaseline: () throws -> PhaseResult) throws -> CatchUpSeries {
-        let sourceDirectory = (workspace.path as NSString).appendingPathComponent("sync-source")
-        try? FileManager.default.removeItem(atPath: sourceDirectory)
-        defer { try? FileManager.default.removeItem(atPath: sourceDirectory) }
+        let sourceDirectory = workspace.file("sync-source")
+        workspace.discard(sourceDirectory)
+        defer { workspace.discard(sourceDirectory) }
         var built = CatchUpResult(events: events)
         let key = ClusterKey.generate()
         try buildSource(in: sourceDirectory, key: key, result: &built)
@@ -45,34 +44,32 @@ struct SyncCatchUpBenchmark {
     private func catchUp(from sourceDirectory: String, key: ClusterKey, result built: CatchUpResult) throws
         -> CatchUpResult
     {
-        let receiverDirectory = (workspace.path as NSString).appendingPathComponent("sync-receiver")
-        try? FileManager.default.removeItem(atPath: receiverDirectory)
-        defer { try? FileManager.default.removeItem(atPath: receiverDirectory) }
+        let receiverDirectory = workspace.file("sync-receiver")
+        workspace.discard(receiverDirectory)
+        defer { workspace.discard(receiverDirectory) }
         var result = built
 
-        _ = try SyncDaemon.runToCompletion(
-            peerd: peerd, arguments: ["init", "--data", receiverDirectory, "--join", key.code],
-            logPath: (workspace.path as NSString).appendingPathComponent("sync-init.log"))
-        let source = try SyncDaemon(
-            name: "A (source)", peerd: peerd,
-            arguments: ["run", "--data", sourceDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off"],
-            logPath: (workspace.path as NSString).appendingPathComponent("sync-source.log"))
+        try LoggedChild.run(peerd, ["init", "--data", receiverDirectory, "--join", key.code])
+        let source = try LoggedChild(
+            name: "A (source)", peerd,
+            ["run", "--data", sourceDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off"],
+            logPath: workspace.file("sync-source.log"))
         defer { source.stop() }
-        let sourceAddress = try source.waitForLine(startingWith: "listening on ", seconds: 60)
+        let sourceAddress = try source.waitForLines(startingWith: ["listening on "])[0]
         let counter = try ReadOnlyEventCounter(
             path: (receiverDirectory as NSString).appendingPathComponent("replica.db"))
 
         progress("catch-up: B joins A (\(sourceAddress)) and fetches \(Report.grouped(Double(events))) events ...")
         let start = ContinuousClock.now
-        let receiver = try SyncDaemon(
-            name: "B (fresh replica)", peerd: peerd,
-            arguments: [
+        let receiver = try LoggedChild(
+            name: "B (fresh replica)", peerd,
+            [
                 "run", "--data", receiverDirectory, "--listen", "127.0.0.1:0", "--no-mdns", "--http", "off", "--peer",
                 sourceAddress,
             ],
-            logPath: (workspace.path as NSString).appendingPathComponent("sync-receiver.log"))
+            logPath: workspace.file("sync-receiver.log"))
         defer { receiver.stop() }
-        _ = try receiver.waitForLine(startingWith: "listening on ", seconds: 60)
+        _ = try receiver.waitForLines(startingWith: ["listening on "])
         result.receiverListeningSeconds = (ContinuousClock.now - start).seconds
 
         var lastReport = ContinuousClock.now
@@ -114,14 +111,20 @@ struct SyncCatchUpBenchmark {
     /// A's data directory: a new cluster key and a log holding `events`
     /// events of 4 origins, ingested in batches of 10,000 (not timed as sync).
     private func buildSource(in directory: String, key: ClusterKey, result: inout CatchUpResult) throws {
-        progress("catch-up: building A with \(Report.grouped(Double(events))) events (4 origin feeds) ...")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try key.write(toFile: (directory as NSString).appendingPathComponent("cluster.key"))
-        let log = try SyncCatchUpBenchmark.signingSourceLog(in: directory)
-        let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: events, into: log)
+        let filled = try Self.buildSource(in: directory, key: key, events: events, label: "catch-up")
         result.payloadBytes = filled.payloadBytes
         result.buildSeconds = filled.seconds
         result.feeds = filled.feeds
+    }
+
+    /// A's data directory for `peerd run`: `key` and a signing log of `events` events of 4 origin feeds.
+    static func buildSource(in directory: String, key: ClusterKey, events: Int, label: String) throws
+        -> (payloadBytes: Int, seconds: Double, feeds: Int)
+    {
+        progress("\(label): building A with \(Report.grouped(Double(events))) events (4 origin feeds) ...")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try key.write(toFile: (directory as NSString).appendingPathComponent("cluster.key"))
+        return try ingestOriginFeeds(events: events, into: signingSourceLog(in: directory))
     }
 
     /// A's log, `bench-source`, whose feeds it signs with the identity key
@@ -137,8 +140,7 @@ struct SyncCatchUpBenchmark {
     }
 
     /// Ingests `events` events of 4 feeds of `log`'s own replica (scopes
-    /// `origin-1` ... `origin-4`, `RemoteEventSource`), which it signs as
-    /// their origin, in batches of 10,000, then writes the pending projection rows.
+    /// `origin-1` ...
     static func ingestOriginFeeds(events: Int, into log: EventLog) throws
         -> (payloadBytes: Int, seconds: Double, feeds: Int)
     {
@@ -236,57 +238,20 @@ struct CatchUpResult {
 /// A read-only connection to another process's replica database, asking
 /// only how many events it holds (the sum of its feed heads: a few rows).
 final class ReadOnlyEventCounter {
-    private let db: OpaquePointer
-    private let statement: OpaquePointer
+    private let db: SQLiteConnection
 
-    init(path: String) throws {
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
-        guard rc == SQLITE_OK, let handle else {
-            if let handle { sqlite3_close_v2(handle) }
-            throw RawSQLiteError(code: rc, message: "cannot open \(path) read-only")
-        }
-        sqlite3_busy_timeout(handle, 5_000)
-        var prepared: OpaquePointer?
-        let prepare = sqlite3_prepare_v2(handle, "SELECT coalesce(sum(head_seq), 0) FROM feeds", -1, &prepared, nil)
-        guard prepare == SQLITE_OK, let prepared else {
-            let message = String(cString: sqlite3_errmsg(handle))
-            sqlite3_close_v2(handle)
-            throw RawSQLiteError(code: prepare, message: message)
-        }
-        db = handle
-        statement = prepared
-    }
+    init(path: String) throws { db = try SQLiteConnection(path: path, readOnly: true) }
 
-    deinit {
-        sqlite3_finalize(statement)
-        sqlite3_close_v2(db)
-    }
+    /// Events held now.
+    func count() throws -> Int { Int(try db.scalar("SELECT coalesce(sum(head_seq), 0) FROM feeds")) }
 
     /// How many events the projection rows lag behind the newest event.
     func projectionRowsLag() throws -> Int64 {
-        var prepared: OpaquePointer?
-        let sql = """
+        try db.scalar(
+            """
             SELECT max((SELECT coalesce(max(local_offset), 0) FROM events),
                        (SELECT coalesce(max(last_offset), 0) FROM event_blocks))
                    - (SELECT value FROM meta WHERE key = 'projected_offset')
-            """
-        guard sqlite3_prepare_v2(db, sql, -1, &prepared, nil) == SQLITE_OK, let prepared else {
-            throw RawSQLiteError(code: sqlite3_errcode(db), message: String(cString: sqlite3_errmsg(db)))
-        }
-        defer { sqlite3_finalize(prepared) }
-        let rc = sqlite3_step(prepared)
-        guard rc == SQLITE_ROW else { throw RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db))) }
-        return sqlite3_column_int64(prepared, 0)
-    }
-
-    /// Events held now.
-    func count() throws -> Int {
-        defer { sqlite3_reset(statement) }
-        let rc = sqlite3_step(statement)
-        guard rc == SQLITE_ROW else {
-            throw RawSQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db)))
-        }
-        return Int(sqlite3_column_int64(statement, 0))
+            """)
     }
 }

@@ -6,11 +6,6 @@ import SyncProtocol
 /// Anti-entropy traffic of the converged mesh: the wire bytes (framing and
 /// encryption included) each node sends each peer per round when nothing
 /// changed, then the round that follows one changed feed.
-///
-/// A connection's `bytesSent` moves once per round of its node (an idle
-/// round is one cursor message, nothing answers it), so the counters are
-/// polled every millisecond and every move is one round; the first moves
-/// after the latency phase still carry its last feed changes and are skipped.
 struct SyncIdleBenchmark {
     /// Rounds every connection must send while measured.
     let rounds: Int
@@ -55,12 +50,7 @@ struct SyncIdleBenchmark {
 
     /// One append on A per trial; after its pushes and acks settle, each
     /// connection's next move is its node's next round, which names the
-    /// changed feed (A's own on A; A's, as ingested, on B and C). A round
-    /// that fell inside the push window instead is an idle one, so the
-    /// largest of the trials is kept. When the node's change round fell
-    /// inside the window, the next one is the first quiet round, which also
-    /// carries the state summary (once per change, not per feed): such a
-    /// round is kept apart.
+    /// changed feed (A's own on A; A's, as ingested, on B and C).
     private func measureChangedRound(_ result: inout IdleResult) throws {
         progress("idle: \(SyncIdleBenchmark.changeTrials) single appends on A, then the next round of each node ...")
         var workload = ItemWorkload(

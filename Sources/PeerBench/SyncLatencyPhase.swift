@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Gossip
 import PeerNet
@@ -27,10 +28,7 @@ final class SyncMesh {
     /// Every node's anti-entropy interval.
     let antiEntropyIntervalMs: Milliseconds
 
-    /// - Parameters:
-    ///   - pruning: link pruning on every node (`SyncSession.Configuration.prunesLinks`).
-    ///   - durability: every node's commits; `.normal` (no fsync) leaves the
-    ///     CPU and the thread hops of the path, a diagnostic beside `.full`.
+    /// - Parameters.
     init(
         workspace: Workspace, antiEntropyIntervalMs: Milliseconds, pruning: Bool = true,
         durability: EventLog.Options.Durability = .full
@@ -152,7 +150,7 @@ final class ArrivalBoard: Sendable {
             }
             if let arrived { return arrived }
             if signal.wait(timeout: deadline) == .timedOut {
-                throw SyncTimeout(description: "event \(eventID) did not reach B and C within \(seconds) s")
+                throw TimedOut(what: "event \(eventID) to reach B and C", timeout: .seconds(seconds), details: "")
             }
         }
     }

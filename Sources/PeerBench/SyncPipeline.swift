@@ -6,9 +6,7 @@ import SyncProtocol
 /// The catch-up of the daemons, replayed in this process on one thread with
 /// no sockets: A's log behind a `SyncNode`, a fresh log behind another, and
 /// between them every message encoded, sealed, framed, cut out of the byte
-/// stream, opened and decoded, as `PeerConnection` does. Each stage is timed
-/// on its own, so the rows say where the CPU goes; the sealed frames give
-/// the exact wire bytes of the session in both directions.
+/// stream, opened and decoded, as `PeerConnection` does.
 struct SyncPipelineAnalysis {
     /// A's database (read only).
     let sourcePath: String

@@ -10,9 +10,7 @@ struct Stopwatch {
     /// The total time spent inside `measure`.
     private(set) var elapsed: Duration = .zero
     /// The process CPU time (user + system, `CLOCK_PROCESS_CPUTIME_ID`)
-    /// spent inside `measure`, in seconds. Less disturbed than `elapsed` by
-    /// other work on a shared machine; the difference is mostly waiting for
-    /// the disk.
+    /// spent inside `measure`, in seconds.
     private(set) var cpuSeconds: Double = 0
 
     /// Runs `body` and adds its duration to `elapsed`.

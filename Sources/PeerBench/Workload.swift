@@ -28,7 +28,6 @@ enum EntityDistribution: String {
     /// New items appear at an even rate over the run (each item's first
     /// event is its `Created`); of the other events, 80% touch one of the
     /// newest 10% of the items created so far and 20% any existing item.
-    /// An item is busy for a while after it is created, then goes quiet.
     case recentHot = "recent items hot"
     /// Every event touches one of all the items, uniformly at random; an
     /// item's first event is its `Created`. The worst case for locality.

@@ -22,10 +22,24 @@ final class Workspace {
 
     /// The path for a new database named `name`, with any leftover of an earlier run removed.
     func freshDatabase(_ name: String) -> String {
-        let file = (path as NSString).appendingPathComponent(name)
-        remove(file)
-        return file
+        let database = file(name)
+        remove(database)
+        return database
     }
+
+    /// The path of `name` in the directory.
+    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+
+    /// A new, empty directory `name` (any leftover of an earlier run removed).
+    func freshDirectory(_ name: String) throws -> String {
+        let directory = file(name)
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Removes a file or directory, if it is there.
+    func discard(_ item: String) { try? FileManager.default.removeItem(atPath: item) }
 
     /// Removes a database file and its WAL and shared-memory files.
     func remove(_ database: String) {
@@ -36,11 +50,11 @@ final class Workspace {
 
     /// Bytes a database takes on disk now, WAL included.
     func size(of database: String) -> Int64 {
-        fileSize(database) + fileSize(database + "-wal")
+        Self.fileSize(database) + Self.fileSize(database + "-wal")
     }
 
     /// Bytes of one file, 0 when it is missing.
-    func fileSize(_ file: String) -> Int64 {
+    static func fileSize(_ file: String) -> Int64 {
         let attributes = try? FileManager.default.attributesOfItem(atPath: file)
         return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
     }

@@ -2,61 +2,13 @@ import Foundation
 import Replica
 
 /// `peerd-bench domains`: a declared domain against the Swift `Item` on
-/// the same history (docs/performance.md "Today's figures"). The events
-/// are the import benchmark's (20,000 items, 4 origin feeds interleaved);
-/// for the declared rows they carry entity type `ticket`, which a log folds
-/// with Item's declared twin (`DomainDeclaration.itemTwin`). Times, in the
-/// same run: raw SQLite inserting the same rows (the baseline); in this
-/// process, for each domain `EventLog.ingest` in catch-up batches and a
-/// full refold (`checkIntegrity(refold: true)`), and for the declared one
-/// also a new version declared, which refolds every entity in its
-/// transaction; then the same through real `peerd` processes
-/// (`DomainsCLIPhase`): import, `check --refold`, declare, and a catch-up
-/// between two daemons while the other pair runs.
-///
-/// ```
-/// peerd-bench domains [--events N] [--peerd PATH] [--dir DIR]
-/// ```
+/// the same history (docs/performance.md "Today's figures").
 struct DomainsBenchmark {
     var events = 200_000
     var batch = 5_000
-    var peerd: String?
+    var peerd: String
     var directory: String?
-    var helpRequested = false
-
-    static let usage = """
-        usage: peerd-bench domains [--events N] [--peerd PATH] [--dir DIR]
-
-        Ingests N events (default 200000) of 20,000 items in batches of 5000, folded by the Swift Item
-        domain and by its declared twin, and refolds every entity of each, in this process; then the same
-        through peerd: `peerd import` of the history, `peerd check --refold`, `peerd domain declare
-        --accept-refold` of a version 2, and a catch-up of a fresh replica from a daemon (four daemons
-        running). Prints events/s, the ratio of the declared domain to the Swift one, and raw SQLite
-        inserting the same rows as the baseline.
-
-          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench)
-          --dir DIR      work directory (default: a temporary one, removed)
-        """
-
-    static func parse(_ arguments: [String]) throws -> DomainsBenchmark {
-        var benchmark = DomainsBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--peerd": benchmark.peerd = try BenchOptions.value(after: flag, in: &remaining)
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("domains: unknown argument \(flag) (see `peerd-bench domains --help`)")
-            }
-        }
-        return benchmark
-    }
-
     func run() throws {
-        if helpRequested { return print(Self.usage) }
-        let peerd = try self.peerd ?? SyncDaemon.locatePeerd()
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         let workload = ImportWorkload(events: events, wallClockMs: SizeBenchmark.wallClockMs())

@@ -3,14 +3,7 @@ import Replica
 
 /// The domains benchmark as users run it: real `peerd` processes on the
 /// same history, once as `item` and once as `ticket` (Item's declared
-/// twin). For each: `peerd init`, for the twin `peerd domain declare`,
-/// `peerd import FILE` of the history as the replica's own feeds (an
-/// NDJSON migration file), `peerd check --refold`, for the twin a version 2
-/// declared with `--accept-refold`; then `peerd run` on it and on a fresh
-/// replica of its cluster dialing it, timed until `peerd wait
-/// --converged-with 1` says the receiver holds the same state. Both
-/// sources run before either catch-up, and each pair keeps running: three
-/// daemons on the box during the items' catch-up, four during the tickets'.
+/// twin).
 struct DomainsCLIPhase {
     let peerd: String
     let workload: ImportWorkload
@@ -78,21 +71,16 @@ struct DomainsCLIPhase {
         let start = ContinuousClock.now
         let receiver = try cluster.start("\(entityType)-receiver", data: receiverData, peers: [sender])
         var peak = 0.0
-        let wait = try SyncDaemon(
-            name: "peerd wait (\(entityType))", peerd: peerd,
-            arguments: ["wait", "--converged-with", "1", "--timeout", "900", "--data", receiverData],
-            logPath: cluster.logPath("\(entityType)-wait"))
-        while wait.child.waitForExit(timeout: .milliseconds(50)) == nil {
+        try LoggedChild.timed(
+            name: "peerd wait (\(entityType))", peerd,
+            ["wait", "--converged-with", "1", "--timeout", "900", "--data", receiverData],
+            logPath: cluster.logPath("\(entityType)-wait")
+        ) {
             let sample = receiver.daemon.sample()
             if sample.peakMiB.isFinite { peak = max(peak, sample.peakMiB) }
         }
         let catchUp = (ContinuousClock.now - start).seconds
-        guard try wait.child.waitForResult().status == 0 else {
-            throw BenchmarkFailure(description: "\(entityType): the receiver did not converge: \(wait.logTail())")
-        }
-        let status = try SyncDaemon.runToCompletion(
-            peerd: peerd, arguments: ["status", "--json", "--data", receiverData],
-            logPath: cluster.logPath("\(entityType)-status"))
+        let status = try LoggedChild.run(peerd, ["status", "--json", "--data", receiverData])
         var run = prepared.run
         run.stateHash = (try? JSONValue.parse(status))?["state_hash"]?.stringValue ?? "?"
         run.catchUpSeconds = catchUp
@@ -107,20 +95,8 @@ struct DomainsCLIPhase {
     private func timed(_ arguments: [String], name: String) throws -> (
         seconds: Double, peakMiB: Double, stdout: String
     ) {
-        let start = ContinuousClock.now
-        let child = try SyncDaemon(
-            name: "peerd \(name)", peerd: peerd, arguments: arguments, logPath: cluster.logPath(name))
-        var peak = Double.nan
-        while child.child.waitForExit(timeout: .milliseconds(20)) == nil {
-            let sample = child.sample()
-            if sample.peakMiB.isFinite { peak = sample.peakMiB }
-        }
-        let seconds = (ContinuousClock.now - start).seconds
-        let result = try child.child.waitForResult()
-        guard result.status == 0 else {
-            throw BenchmarkFailure(description: "peerd \(name) exited \(result.status): \(child.logTail())")
-        }
-        return (seconds, peak, result.stdout)
+        let run = try LoggedChild.timed(name: "peerd \(name)", peerd, arguments, logPath: cluster.logPath(name))
+        return (run.seconds, run.last.peakMiB, run.stdout)
     }
 
     /// `peerd domain declare` of the twin at `version`; its wall seconds.

@@ -5,50 +5,12 @@ import SyncProtocol
 
 /// `peerd-bench identity`: what identities and signed feeds cost, beside a
 /// bare SQLite insert of the same run (docs/performance.md, "Today's figures").
-///
-/// - admitting a hello: the peer's proof (one Ed25519 verify) and its
-///   certificate (another), once per connection;
-/// - per event: a chain link (`FeedChain.link`), against one Ed25519
-///   signature and one verify;
-/// - a catch-up ingest of signed pages with verification on and off.
 struct IdentityBenchmark {
-    static let usage = """
-        usage: peerd-bench identity [--events N] [--signatures N] [--dir DIR]
-
-        Times a bare SQLite insert of N events (default 200,000) as the baseline, then per operation: \
-        a chain link over an event (BLAKE2b-256), Ed25519 signing and verifying \
-        (--signatures, default 5,000, each), admitting a hello with a certificate, and the \
-        catch-up ingest of min(N, 100,000) signed events with verification on against off.
-        """
-
     var events = 200_000
     var signatures = 5_000
     var directory: String?
-    var helpRequested = false
-
-    static func parse(_ arguments: [String]) throws -> IdentityBenchmark {
-        var benchmark = IdentityBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--signatures":
-                benchmark.signatures = try BenchOptions.count(
-                    BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("identity: unknown argument \(flag) (see `peerd-bench identity --help`)")
-            }
-        }
-        return benchmark
-    }
 
     func run() throws {
-        if helpRequested {
-            print(IdentityBenchmark.usage)
-            return
-        }
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         var random = SplitMix64(seed: 0x1D_E471)
@@ -62,15 +24,9 @@ struct IdentityBenchmark {
                 arrivalMs: 1_796_000_000_000)
             rows.append(row)
         }
-        let path = workspace.freshDatabase("identity-raw.db")
-        var insert = Stopwatch()
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        for start in stride(from: 0, to: rows.count, by: 10_000) {
-            try insert.measure { try table.insert(Array(rows[start..<min(start + 10_000, rows.count)])) }
-        }
-        try insert.measure { try table.finish() }
-        workspace.remove(path)
-        let bareMicros = insert.seconds / Double(events) * 1e6
+        let batches = stride(from: 0, to: rows.count, by: 10_000).map { Array(rows[$0..<min($0 + 10_000, rows.count)]) }
+        let insertSeconds = try RawEventTable.insertSeconds(batches, workspace: workspace, name: "identity-raw.db")
+        let bareMicros = insertSeconds / Double(events) * 1e6
 
         let chained = rows.map { row in
             Event(
@@ -121,19 +77,18 @@ struct IdentityBenchmark {
         let signMicros = signing.seconds / Double(signatures) * 1e6
         let verifyMicros = verifying.seconds / Double(signatures) * 1e6
         let admitMicros = admitting.seconds / Double(admissions) * 1e6
-        print("# peerd-bench identity")
-        print("")
-        print("| operation | µs each | vs one bare insert (\(String(format: "%.2f", bareMicros)) µs/row) |")
-        print("|---|---:|---:|")
-        func row(_ name: String, _ micros: Double) {
-            print("| \(name) | \(String(format: "%.2f", micros)) | \(String(format: "%.2f", micros / bareMicros))× |")
+        var table = MarkdownTable([
+            "operation", "µs each", "vs one bare insert (\(Figure.fixed(bareMicros, 2)) µs/row)",
+        ])
+        for (name, micros) in [
+            ("bare SQLite insert, batches of 10,000 (baseline, \(events) rows)", bareMicros),
+            ("FeedChain.link: BLAKE2b-256 over an event (\(inputs[0].count + 48) bytes)", hashMicros),
+            ("Ed25519 sign", signMicros), ("Ed25519 verify", verifyMicros),
+            ("admit a hello: read its certificate, check proof and certificate", admitMicros),
+        ] {
+            table.row(name, Figure.fixed(micros, 2), Figure.fixed(micros / bareMicros, 2) + "×")
         }
-        row("bare SQLite insert, batches of 10,000 (baseline, \(events) rows)", bareMicros)
-        row("FeedChain.link: BLAKE2b-256 over an event (\(inputs[0].count + 48) bytes)", hashMicros)
-        row("Ed25519 sign", signMicros)
-        row("Ed25519 verify", verifyMicros)
-        row("admit a hello: read its certificate, check proof and certificate", admitMicros)
-        print("")
+        print((["# peerd-bench identity", ""] + table.lines + [""]).joined(separator: "\n"))
         print(
             String(
                 format: "bare insert %.0f rows/s; a verify per event would cap a receiver at %.0f events/s, "

@@ -4,20 +4,7 @@ import Replica
 
 /// `peerd-bench import`: `peerd import FILE` as a real process against the
 /// same events stored in this process, so the import reads next to the
-/// catch-up rate it should reach (issue 16). Builds an NDJSON file as
-/// `peerd export` writes it (4 origin feeds interleaved, item payloads,
-/// about 295 bytes a line), then times, in the same run: raw SQLite
-/// inserting the same rows (the baseline), `EventLog.ingest` of the same
-/// events in batches of the size sync catch-up asks for (the catch-up rate
-/// without the network), and `peerd import FILE` with the time taken around
-/// the child process (start, parse, ingest, exit), on both paths an
-/// import takes: the importer's own feeds, which it signs as it stores them
-/// (a migration's file without signatures, and its own `peerd export`), and
-/// another replica's `peerd export`, verified against its signed heads.
-///
-/// ```
-/// peerd-bench import [--events N] [--peerd PATH]... [--dir DIR]
-/// ```
+/// catch-up rate it should reach (issue 16).
 struct ImportBenchmark {
     var events = 1_000_000
     /// Catch-up pages: `SyncSession.Configuration.batchEvents`.
@@ -25,56 +12,15 @@ struct ImportBenchmark {
     /// Each binary gets its own `peerd import` row (e.g. before and after a change).
     var peerds: [String] = []
     var directory: String?
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    static let usage = """
-        usage: peerd-bench import [--events N] [--peerd PATH]... [--dir DIR]
-
-        Writes N events (default 1000000) of 4 origin feeds as NDJSON, the way `peerd export` writes
-        them, then times raw SQLite inserting the same rows, EventLog.ingest of the same events in
-        batches of 5000 (the page sync catch-up asks for), and `peerd import FILE` as a child process
-        into a fresh data directory on both paths: the importer's own feeds (a file without signed
-        heads, and its own `peerd export`), and another replica's `peerd export`, verified; prints
-        events/s and the ratio to raw SQLite for each, and the peak RSS and CPU time of the import
-        process.
-
-          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench); give it more than
-                         once to time several binaries (e.g. before and after a change) in one run
-          --dir DIR      work directory, kept afterwards with the NDJSON file import.ndjson
-                         (default: a temporary one, removed)
-        """
-
-    static func parse(_ arguments: [String]) throws -> ImportBenchmark {
-        var benchmark = ImportBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--peerd": benchmark.peerds.append(try BenchOptions.value(after: flag, in: &remaining))
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("import: unknown argument \(flag) (see `peerd-bench import --help`)")
-            }
-        }
-        return benchmark
-    }
-
     func run() throws {
-        if helpRequested {
-            print(ImportBenchmark.usage)
-            return
-        }
-        let peerds = peerds.isEmpty ? [try SyncDaemon.locatePeerd()] : peerds
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         let workload = ImportWorkload(events: events, wallClockMs: SizeBenchmark.wallClockMs())
         progress("peerd-bench import: \(events) events, work directory \(workspace.path)")
 
-        let file = (workspace.path as NSString).appendingPathComponent("import.ndjson")
+        let file = workspace.file("import.ndjson")
         // Kept in a --dir work directory, for profiling `peerd import` on it.
-        defer { if directory == nil { try? FileManager.default.removeItem(atPath: file) } }
+        defer { if directory == nil { workspace.discard(file) } }
         let fileBytes = try workload.writeNDJSON(to: file)
         progress("import: wrote \(fileBytes) bytes of NDJSON; raw SQLite ...")
         let (raw, rawCPU) = try workload.rawInsert(batch: batch, workspace: workspace, name: "import-raw.db")
@@ -82,71 +28,50 @@ struct ImportBenchmark {
         let (ingest, ingestCPU) = try ingestSeconds(workload, workspace: workspace)
         progress("import: a source replica's `peerd export` of the same events ...")
         let signed = try signedExport(peerd: peerds[0], workspace: workspace)
-        defer { if directory == nil { try? FileManager.default.removeItem(atPath: signed.file) } }
-        var imports: [(name: String, run: ImportRun)] = []
+        defer { if directory == nil { workspace.discard(signed.file) } }
+        let batchText = Report.grouped(Double(batch))
+        var rows: [(name: String, seconds: Double, extra: [String])] = [
+            (
+                "raw SQLite insert (integer primary key only), batches of \(batchText)", raw,
+                ["", Figure.fixed(rawCPU, 1)]
+            ),
+            (
+                "EventLog.ingest in process, batches of \(batchText) (catch-up)", ingest,
+                ["", Figure.fixed(ingestCPU, 1)]
+            ),
+        ]
         for peerd in peerds {
             let binary = peerds.count > 1 ? " (\(peerd))" : ""
-            progress("import: \(peerd) import, own feeds without signed heads ...")
-            imports.append(
-                (
-                    "`peerd import FILE`, own feeds, no signed heads (a migration's file)\(binary)",
-                    try importRun(peerd: peerd, file: file, replicaID: ImportWorkload.replicaID, workspace: workspace)
-                ))
-            progress("import: \(peerd) import, own feeds from its own `peerd export` ...")
-            imports.append(
-                (
-                    "`peerd import FILE`, own feeds, its own `peerd export` (signed heads)\(binary)",
-                    try importRun(
-                        peerd: peerd, file: signed.file, replicaID: signed.replicaID, identityKey: signed.identityKey,
-                        workspace: workspace)
-                ))
-            progress("import: \(peerd) import, another replica's `peerd export` ...")
-            imports.append(
-                (
-                    "`peerd import FILE`, another replica's `peerd export` (verified)\(binary)",
-                    try importRun(peerd: peerd, file: signed.file, replicaID: "bench-receiver", workspace: workspace)
-                ))
+            let paths: [(String, String, String, String?)] = [
+                ("own feeds, no signed heads (a migration's file)", file, ImportWorkload.replicaID, nil),
+                ("own feeds, its own `peerd export` (signed heads)", signed.file, signed.replicaID, signed.identityKey),
+                ("another replica's `peerd export` (verified)", signed.file, "bench-receiver", nil),
+            ]
+            for (what, file, replicaID, key) in paths {
+                progress("import: \(peerd) import, \(what) ...")
+                let run = try importRun(
+                    peerd: peerd, file: file, replicaID: replicaID, identityKey: key, workspace: workspace)
+                rows.append(
+                    (
+                        "`peerd import FILE`, \(what)\(binary)", run.seconds,
+                        [Figure.fixed(run.peakMiB, 0), Figure.fixed(run.cpuSeconds, 1)]
+                    ))
+            }
         }
-
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        let lineBytes = Double(fileBytes) / Double(events)
-        var rows = [
-            row(
-                "raw SQLite insert (integer primary key only), batches of \(Report.grouped(Double(batch)))", raw, raw,
-                cpuSeconds: rawCPU),
-            row(
-                "EventLog.ingest in process, batches of \(Report.grouped(Double(batch))) (catch-up)", ingest, raw,
-                cpuSeconds: ingestCPU),
-        ]
-        for (name, run) in imports {
-            rows.append(row(name, run.seconds, raw, peakMiB: run.peakMiB, cpuSeconds: run.cpuSeconds))
-        }
-        print(
-            """
-            ## peerd-bench import: \(Report.grouped(Double(events))) events, run \(date)Z
-
-            - machine: \(Report.machine)
-            - file: \(String(format: "%.1f", Double(fileBytes) / 1e6)) MB of NDJSON as `peerd export` writes it, \
-            \(String(format: "%.0f", lineBytes)) bytes a line, 4 origin feeds interleaved, item payloads
-            - CPU s: process CPU time (user + system) in the timed calls; for `peerd import`, utime + stime of \
-            the child (all its threads), and peak RSS its VmHWM (both sampled every 20 ms until it exits)
-            - `peerd import` rows: whole processes into a fresh data directory; the signed file is \
-            `peerd export` of a replica that holds the same workload as its own 4 feeds \
-            (\(String(format: "%.1f", Double(signed.bytes) / 1e6)) MB with its certificate and signed heads)
-
-            | what | events/s | seconds | vs raw SQLite | peak RSS MiB | CPU s |
-            |---|---:|---:|---:|---:|---:|
-            \(rows.joined(separator: "\n"))
-            """)
-    }
-
-    private func row(
-        _ name: String, _ seconds: Double, _ rawSeconds: Double, peakMiB: Double? = nil, cpuSeconds: Double? = nil
-    ) -> String {
-        "| \(name) | \(Report.grouped(Double(events) / seconds)) | \(String(format: "%.2f", seconds)) | "
-            + "\(String(format: "%.2f×", rawSeconds / seconds)) | "
-            + "\(peakMiB.map { String(format: "%.0f", $0) } ?? "") | "
-            + "\(cpuSeconds.map { String(format: "%.1f", $0) } ?? "") |"
+        let table = MarkdownTable.rates("what", events: events, raw: raw, extra: ["peak RSS MiB", "CPU s"], rows)
+        Markdown.emit(
+            Markdown.heading(
+                "import: \(Report.grouped(Double(events))) events",
+                [
+                    "file: \(Figure.fixed(Double(fileBytes) / 1e6, 1)) MB of NDJSON as `peerd export` writes it, "
+                        + "\(Figure.fixed(Double(fileBytes) / Double(events), 0)) bytes a line, 4 origin feeds "
+                        + "interleaved, item payloads",
+                    "CPU s: process CPU time (user + system) in the timed calls; for `peerd import`, utime + stime of "
+                        + "the child (all its threads), and peak RSS its VmHWM (both sampled every 20 ms until it exits)",
+                    "`peerd import` rows: whole processes into a fresh data directory; the signed file is "
+                        + "`peerd export` of a replica that holds the same workload as its own 4 feeds "
+                        + "(\(Figure.fixed(Double(signed.bytes) / 1e6, 1)) MB with its certificate and signed heads)",
+                ]) + table.lines)
     }
 
     /// `EventLog.ingest` of the same events into a fresh log, as sync catch-up calls it.
@@ -164,22 +89,17 @@ struct ImportBenchmark {
     private func signedExport(peerd: String, workspace: Workspace) throws
         -> (file: String, bytes: Int, replicaID: String, identityKey: String)
     {
-        let source = (workspace.path as NSString).appendingPathComponent("import-source")
-        try? FileManager.default.removeItem(atPath: source)
-        defer { try? FileManager.default.removeItem(atPath: source) }
-        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        let source = try workspace.freshDirectory("import-source")
+        defer { workspace.discard(source) }
         let log = try SyncCatchUpBenchmark.signingSourceLog(in: source)
         _ = try SyncCatchUpBenchmark.ingestOriginFeeds(events: events, into: log)
-        let file = (workspace.path as NSString).appendingPathComponent("import-signed.ndjson")
-        let result = try ChildProcess.run(URL(fileURLWithPath: peerd), ["export", file, "--data", source])
-        guard result.status == 0 else {
-            throw SyncDaemonError("peerd export exited \(result.status): \(result.stderr)")
-        }
-        let key = (workspace.path as NSString).appendingPathComponent("import-source.key")
-        try? FileManager.default.removeItem(atPath: key)
+        let file = workspace.file("import-signed.ndjson")
+        try LoggedChild.run(peerd, ["export", file, "--data", source])
+        let key = workspace.file("import-source.key")
+        workspace.discard(key)
         try FileManager.default.copyItem(
             atPath: (source as NSString).appendingPathComponent("identity.key"), toPath: key)
-        return (file, Int(workspace.fileSize(file)), log.replicaID, key)
+        return (file, Int(Workspace.fileSize(file)), log.replicaID, key)
     }
 
     /// `peerd import FILE` into a fresh data directory of replica
@@ -188,33 +108,21 @@ struct ImportBenchmark {
     private func importRun(
         peerd: String, file: String, replicaID: String, identityKey: String? = nil, workspace: Workspace
     ) throws -> ImportRun {
-        let data = (workspace.path as NSString).appendingPathComponent("import-data")
-        try? FileManager.default.removeItem(atPath: data)
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        let log = (workspace.path as NSString).appendingPathComponent("import.log")
+        let data = try workspace.freshDirectory("import-data")
+        defer { workspace.discard(data) }
         // Made here with the replica id wanted, as `peerd init` would make it with a new one: for the
         // own-feed rows the importer is the events' origin, and signs them as it imports them.
-        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         _ = try EventLog.create(at: (data as NSString).appendingPathComponent("replica.db"), replicaID: replicaID)
         if let identityKey {
             try FileManager.default.copyItem(
                 atPath: identityKey, toPath: (data as NSString).appendingPathComponent("identity.key"))
         }
-        let start = ContinuousClock.now
-        let daemon = try SyncDaemon(
-            name: "peerd import", peerd: peerd, arguments: ["import", file, "--data", data], logPath: log)
-        var last = daemon.sample()
-        while daemon.child.waitForExit(timeout: .milliseconds(20)) == nil {
-            let sample = daemon.sample()
-            if sample.peakMiB.isFinite { last = sample }
+        let run = try LoggedChild.timed(
+            name: "peerd import", peerd, ["import", file, "--data", data], logPath: workspace.file("import.log"))
+        guard run.stdout.contains("imported \(events) new events, 0 already held") else {
+            throw ChildProcessError("peerd import: \(run.stdout)")
         }
-        let seconds = (ContinuousClock.now - start).seconds
-        let result = try daemon.child.waitForResult()
-        guard result.status == 0, result.stdout.contains("imported \(events) new events, 0 already held") else {
-            throw SyncDaemonError(
-                "peerd import exited with \(result.status): \(result.stdout) \(daemon.logTail())")
-        }
-        return ImportRun(seconds: seconds, peakMiB: last.peakMiB, cpuSeconds: last.cpuSeconds)
+        return ImportRun(seconds: run.seconds, peakMiB: run.last.peakMiB, cpuSeconds: run.last.cpuSeconds)
     }
 }
 
@@ -258,7 +166,7 @@ struct ImportWorkload {
     func writeNDJSON(to path: String) throws -> Int {
         guard FileManager.default.createFile(atPath: path, contents: nil),
             let handle = FileHandle(forWritingAtPath: path)
-        else { throw SyncDaemonError("cannot write \(path)") }
+        else { throw ChildProcessError("cannot write \(path)") }
         defer { try? handle.close() }
         var offset: Int64 = 0
         var bytes = 0
@@ -278,15 +186,9 @@ struct ImportWorkload {
     /// Raw SQLite inserting the rows of the events in batches of `batch`
     /// into a fresh database `name` (the baseline of a run): wall and CPU seconds.
     func rawInsert(batch: Int, workspace: Workspace, name: String) throws -> (seconds: Double, cpu: Double) {
-        let path = workspace.freshDatabase(name)
-        defer { workspace.remove(path) }
-        let table = try RawEventTable(path: path, shape: .primaryKeyOnly)
-        var watch = Stopwatch()
-        try forEachBatch(batch) { events in
-            let rows = events.map(rawRow)
-            try watch.measure { try table.insert(rows) }
+        let watch = try RawEventTable.timedInsert(workspace: workspace, name: name) { insert in
+            try forEachBatch(batch) { try insert($0.map(rawRow)) }
         }
-        try watch.measure { try table.finish() }
         return (watch.seconds, watch.cpuSeconds)
     }
 

@@ -6,9 +6,7 @@ import NetworkLab
 /// events; a replica just joined to its cluster starts `peerd run` on
 /// host 2, `runs` times with host 2's avahi cache warm (its avahi-daemon
 /// ran all along) and `runs` times cold (restarted just before, as on a
-/// host that just came up). Then the last newcomer is killed (`kill -9`),
-/// and one more is stopped (SIGSTOP: a hung process, or a host that
-/// dropped off the network).
+/// host that just came up).
 struct ArrivalPhase {
     let lab: NetLab
     let events: Int

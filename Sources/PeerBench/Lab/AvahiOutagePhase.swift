@@ -1,9 +1,7 @@
 import Foundation
 import NetworkLab
 
-/// avahi-daemon going away under a running `peerd run`, and coming back:
-/// how soon after `netlab.sh avahi-start` returns the daemon is visible
-/// again, without a restart.
+/// avahi-daemon going away under a running `peerd run`, and coming back.
 struct AvahiOutagePhase {
     let lab: NetLab
     /// base on host 1, running, from ``ArrivalPhase``.

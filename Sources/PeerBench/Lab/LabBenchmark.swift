@@ -6,30 +6,27 @@ import NetworkLab
 #endif
 
 /// `peerd-bench lab`: discovery and first sync across the hosts of
-/// `scripts/netlab.sh`, printed as Markdown. One lab of two hosts runs
-/// `peerd` (``ArrivalPhase``, then ``AvahiOutagePhase``), another runs
-/// `mdns-probe` (``ProbePhase``); each is taken down at the end, also on
-/// failure.
+/// `scripts/netlab.sh`, printed as Markdown.
 struct LabBenchmark {
-    let options: LabOptions
+    let peerd: String
+    /// The `mdns-probe` binary.
+    let probe: String
+    /// Events the existing replica holds when a new host arrives.
+    let events: Int
+    /// Arrivals per avahi cache state, and discovery rounds of `mdns-probe`.
+    let runs: Int
+    let directory: String?
 
     /// Runs both labs and prints the report; throws when a lab cannot run or a figure misses a check.
     func run() async throws {
-        if options.helpRequested {
-            print(LabOptions.usage)
-            return
-        }
-        let peerd = try options.peerd.map(ShellBenchmark.checkedBinary) ?? SyncDaemon.locatePeerd()
-        let probe = try options.probe.map(ShellBenchmark.checkedBinary) ?? Self.beside(peerd, "mdns-probe")
         if let reason = NetLab.unavailableReason(executables: [peerd, probe]) {
-            throw LabBenchmarkError("lab: \(reason)")
+            throw LabFailure("lab: \(reason)")
         }
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        var report = LabReport(events: options.events, runs: options.runs)
-        emit([
-            "## peerd-bench lab: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(date)Z",
+        var report = LabReport(events: events, runs: runs)
+        Markdown.emit([
+            "## peerd-bench lab: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
             "",
-            "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`",
+            Markdown.command,
             "- machine: \(Report.machine); two hosts of scripts/netlab.sh per lab (network namespaces on one "
                 + "bridge, each with its own D-Bus and avahi-daemon), load average (1 min) \(ShellBenchmark.loadAverage)",
             "- every `peerd run` listens on 0.0.0.0:4100 with `--log-level debug` and finds its peers by mDNS alone;"
@@ -39,10 +36,10 @@ struct LabBenchmark {
         progress("lab: peerd on two hosts")
         let started = ContinuousClock.now
         var bodyEnded = started
-        try await NetLab.with(hosts: 2, prefix: "bl", network: "10.80", peerd: peerd, directory: options.directory) {
+        try await NetLab.with(hosts: 2, prefix: "bl", network: "10.80", peerd: peerd, directory: directory) {
             lab in
             report.peerdLabUp = (ContinuousClock.now - started).seconds
-            var arrivals = ArrivalPhase(lab: lab, events: options.events, runs: options.runs)
+            var arrivals = ArrivalPhase(lab: lab, events: events, runs: runs)
             report.arrivals = try await arrivals.run()
             if let base = arrivals.base {
                 report.outages = try await AvahiOutagePhase(lab: lab, base: base, code: arrivals.code).run()
@@ -50,40 +47,18 @@ struct LabBenchmark {
             bodyEnded = ContinuousClock.now
         }
         report.peerdLabDown = (ContinuousClock.now - bodyEnded).seconds
-        emit(report.peerdSections)
+        Markdown.emit(report.peerdSections)
 
         progress("lab: mdns-probe on two hosts")
-        try await NetLab.with(hosts: 2, prefix: "bp", network: "10.81", directory: options.directory) { lab in
-            report.probes = try await ProbePhase(lab: lab, probe: probe, runs: options.runs).run()
+        try await NetLab.with(hosts: 2, prefix: "bp", network: "10.81", directory: directory) { lab in
+            report.probes = try await ProbePhase(lab: lab, probe: probe, runs: runs).run()
         }
-        emit(report.probeSection)
+        Markdown.emit(report.probeSection)
 
         let checks = report.checks
-        emit(["### Checks", ""] + checks.map { "- \($0.met ? "met" : "**not met**"): \($0.what)" })
+        Markdown.emit(["### Checks", ""] + checks.map { "- \($0.met ? "met" : "**not met**"): \($0.what)" })
         let missed = checks.filter { !$0.met }.count
-        if missed > 0 { throw LabBenchmarkError("lab: \(missed) of \(checks.count) checks not met (see the report)") }
+        if missed > 0 { throw LabFailure("lab: \(missed) of \(checks.count) checks not met (see the report)") }
     }
 
-    /// `name` in the folder of `executable`, which must exist.
-    static func beside(_ executable: String, _ name: String) throws -> String {
-        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name).path
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw LabBenchmarkError(
-                "lab: no \(name) at \(path): build it (`swift build -c release` builds it) or give --probe")
-        }
-        return path
-    }
-
-    /// Prints a section and flushes standard output.
-    private func emit(_ lines: [String]) {
-        print(lines.joined(separator: "\n") + "\n")
-        fflush(nil)
-    }
-}
-
-/// The lab benchmark could not run, or what it measured misses a check.
-struct LabBenchmarkError: Error, CustomStringConvertible {
-    var description: String
-
-    init(_ description: String) { self.description = description }
 }

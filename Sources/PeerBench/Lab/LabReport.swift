@@ -11,7 +11,7 @@ struct LabReport {
 
     /// The peerd lab's tables.
     var peerdSections: [String] {
-        var arrival = ShellTable(["from `peerd run` on the new host to", "warm avahi cache", "cold avahi cache"])
+        var arrival = MarkdownTable(["from `peerd run` on the new host to", "warm avahi cache", "cold avahi cache"])
         let (warm, cold) = (arrivals.warm, arrivals.cold)
         arrival.row(
             "`peer discovered` (host 1 found by mDNS)", Spread(warm.compactMap(\.discovered)).text,
@@ -24,7 +24,9 @@ struct LabReport {
             Spread(warm.map(\.caughtUp)).text,
             Spread(cold.map(\.caughtUp)).text)
 
-        var gone = ShellTable(["what happened to the peer on host 2", "host 1's `connection closed` after", "reason"])
+        var gone = MarkdownTable([
+            "what happened to the peer on host 2", "host 1's `connection closed` after", "reason",
+        ])
         gone.row(
             "`kill -9` of its `peerd` (the host stays up)", Figure.seconds(arrivals.killNoticed, digits: 3) + " s",
             "`\(arrivals.killReason)`")
@@ -32,7 +34,7 @@ struct LabReport {
             "SIGSTOP of its `peerd` (a hung process, or a host gone from the network)",
             Figure.seconds(arrivals.hangNoticed, digits: 2) + " s", "`\(arrivals.hangReason)`")
 
-        var avahi = ShellTable(["after `netlab.sh avahi-start` returned", "after"])
+        var avahi = MarkdownTable(["after `netlab.sh avahi-start` returned", "after"])
         avahi.row(
             "host 1's avahi-daemon SIGKILLed, started again → its peerd published again",
             Figure.seconds(outages.republished, digits: 2) + " s")
@@ -62,7 +64,7 @@ struct LabReport {
 
     /// The mdns-probe lab's table.
     var probeSection: [String] {
-        var table = ShellTable(["mdns-probe (MDNSDiscovery alone)", "median (range)"])
+        var table = MarkdownTable(["mdns-probe (MDNSDiscovery alone)", "median (range)"])
         table.row("start on host 2 → published on host 2", Spread(probes.published).text)
         table.row("start on host 2 → found on host 1", Spread(probes.found).text)
         table.row(

@@ -1,11 +1,7 @@
 import Foundation
 import NetworkLab
 
-/// `MDNSDiscovery` alone, in `mdns-probe` processes (docs/discovery.md):
-/// how soon a service that starts on host 2 is published there and found
-/// on host 1, and how soon a service whose avahi-daemon restarted is found
-/// again. The probes print no timestamps: each time is when this process
-/// saw the line, polling every 5 ms.
+/// `MDNSDiscovery` alone, in `mdns-probe` processes (docs/discovery.md).
 struct ProbePhase {
     let lab: NetLab
     /// The `mdns-probe` executable.

@@ -1,8 +1,4 @@
 /// Seconds measured several times: the median and the range, as the lab report prints them.
-///
-/// ```swift
-/// Spread([0.07, 0.08, 0.07]).text   // "0.07 s (0.07–0.08)"
-/// ```
 struct Spread {
     let sorted: [Double]
 
@@ -16,6 +12,6 @@ struct Spread {
         guard let median, let low = sorted.first, let high = sorted.last else { return "—" }
         let digits = high < 10 ? 2 : 1
         return
-            "\(SyncReport.fixed(median, digits)) s (\(SyncReport.fixed(low, digits))–\(SyncReport.fixed(high, digits)))"
+            "\(Figure.fixed(median, digits)) s (\(Figure.fixed(low, digits))–\(Figure.fixed(high, digits)))"
     }
 }

@@ -1,3 +1,4 @@
+import DaemonClient
 import Foundation
 
 /// The claim phases of `peerd-bench sessions`: real daemons on loopback,
@@ -18,7 +19,7 @@ struct ClaimLatency {
         defer { cluster.stopAll() }
         let alone = try cluster.start("alone", data: try cluster.initialize("alone"))
         let append = try time(claims) { _ in
-            try alone.api.send("POST", "/items", body: Array(#"{"name":"x","quantity":1}"#.utf8))
+            try alone.api.send("POST", "/items", body: #"{"name":"x","quantity":1}"#)
         }
         let optimistic = try time(claims) { index in
             try alone.api.send("POST", "/entities/match/m\(index)/claim")
@@ -34,10 +35,10 @@ struct ClaimLatency {
     }
 
     /// Times `count` requests; every one must answer 2xx (a claim: with the mode asked for).
-    private func time(_ count: Int, _ request: (Int) throws -> HTTPAnswer) throws -> LatencySummary {
+    private func time(_ count: Int, _ request: (Int) throws -> HTTPReply) throws -> LatencySummary {
         var samples: [Duration] = []
         for index in 0..<count {
-            var answer: HTTPAnswer?
+            var answer: HTTPReply?
             samples.append(try Stopwatch.time { answer = try request(index) })
             guard let answer, (200..<300).contains(answer.status) else {
                 throw ProbeError.malformed("request \(index): \(answer?.statusLine ?? "no answer")")

@@ -2,64 +2,15 @@ import Foundation
 import Replica
 
 /// `peerd-bench sessions`: what single-writer sessions cost
-/// (docs/sessions.md). Folding: N events from two writers ingested into a
-/// fresh log with every entity free, then with every entity held by one of
-/// them (half the events dropped), beside raw SQLite inserting the same
-/// rows in the same batches in this run. Claims: the latency of a claim
-/// over HTTP on loopback, optimistic (no relay) and granted (through a
-/// relay), beside `POST /items` on the same daemon.
-///
-/// ```
-/// peerd-bench sessions [--events N] [--entities N] [--claims N] [--peerd PATH] [--dir DIR]
-/// ```
+/// (docs/sessions.md).
 struct SessionsBenchmark {
     var events = 200_000
     var entities = 1_000
     var claims = 200
     var batch = 1_000
-    var peerd: String?
+    var peerd: String
     var directory: String?
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    static let usage = """
-        usage: peerd-bench sessions [--events N] [--entities N] [--claims N] [--peerd PATH] [--dir DIR]
-
-        Ingests N events (default 200000) of two writers over --entities items (default 1000) in
-        batches of 1000 into a fresh log, first with every item free, then with every item claimed
-        by one writer (so half the events are dropped), next to raw SQLite inserting the same rows in
-        the same batches in this run. Then times --claims claims (default 200) over HTTP on loopback:
-        optimistic on a daemon alone, granted through a relay, next to POST /items on the same daemon.
-
-          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench)
-          --dir DIR      work directory, kept afterwards (default: a temporary one, removed)
-        """
-
-    static func parse(_ arguments: [String]) throws -> SessionsBenchmark {
-        var benchmark = SessionsBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--entities":
-                benchmark.entities = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--claims":
-                benchmark.claims = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--peerd": benchmark.peerd = try BenchOptions.value(after: flag, in: &remaining)
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("sessions: unknown argument \(flag) (see `peerd-bench sessions --help`)")
-            }
-        }
-        return benchmark
-    }
-
     func run() throws {
-        if helpRequested {
-            print(SessionsBenchmark.usage)
-            return
-        }
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench sessions: \(events) events over \(entities) items, work directory \(workspace.path)")
@@ -76,38 +27,29 @@ struct SessionsBenchmark {
                 "dropped \(free.dropped) free and \(held.dropped) held, expected 0 and \(events / 2)")
         }
         let latency = try ClaimLatency(
-            claims: claims, peerd: try peerd ?? SyncDaemon.locatePeerd(), workspace: workspace
+            claims: claims, peerd: peerd, workspace: workspace
         )
         .run()
 
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        print(
-            """
-            ## peerd-bench sessions: \(Report.grouped(Double(events))) events over \(entities) items, run \(date)Z
-
-            - machine: \(Report.machine)
-
-            | folding | events/s | seconds | vs raw SQLite |
-            |---|---:|---:|---:|
-            \(rateRow("raw SQLite insert (integer primary key only), batches of \(batch)", raw, raw))
-            \(rateRow("ingest, every item free", free.seconds, raw))
-            \(rateRow("ingest, every item held (\(Report.grouped(Double(held.dropped))) dropped)", held.seconds, raw))
-
-            | over HTTP on 127.0.0.1 (\(claims) each) | p50 ms | p99 ms |
-            |---|---:|---:|
-            \(latencyRow("POST /items (an append, the baseline)", latency.append))
-            \(latencyRow("claim, optimistic (no relay)", latency.optimistic))
-            \(latencyRow("claim, granted through a relay", latency.granted))
-            """)
-    }
-
-    private func rateRow(_ name: String, _ seconds: Double, _ rawSeconds: Double) -> String {
-        "| \(name) | \(Report.grouped(Double(events) / seconds)) | \(String(format: "%.2f", seconds)) | "
-            + "\(String(format: "%.2f×", rawSeconds / seconds)) |"
-    }
-
-    private func latencyRow(_ name: String, _ summary: LatencySummary) -> String {
-        "| \(name) | \(String(format: "%.2f", summary.p50 * 1000)) | \(String(format: "%.2f", summary.p99 * 1000)) |"
+        let folding = MarkdownTable.rates(
+            "folding", events: events, raw: raw,
+            [
+                ("raw SQLite insert (integer primary key only), batches of \(batch)", raw, []),
+                ("ingest, every item free", free.seconds, []),
+                ("ingest, every item held (\(Report.grouped(Double(held.dropped))) dropped)", held.seconds, []),
+            ])
+        var claims = MarkdownTable(["over HTTP on 127.0.0.1 (\(self.claims) each)", "p50 ms", "p99 ms"])
+        for (name, summary) in [
+            ("POST /items (an append, the baseline)", latency.append),
+            ("claim, optimistic (no relay)", latency.optimistic),
+            ("claim, granted through a relay", latency.granted),
+        ] {
+            claims.row(name, Figure.milli(summary.p50), Figure.milli(summary.p99))
+        }
+        Markdown.emit(
+            Markdown.heading("sessions: \(Report.grouped(Double(events))) events over \(entities) items")
+                + folding.lines
+                + [""] + claims.lines)
     }
 
     /// Ingests `openers` untimed, then `batches` timed, into a new log;

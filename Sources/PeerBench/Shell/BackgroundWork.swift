@@ -4,12 +4,6 @@ import Synchronization
 /// Work that runs on a thread of its own (blocking socket loops stay off
 /// Swift's cooperative pool) while the caller does something else; the
 /// caller then waits for its result with a deadline.
-///
-/// ```swift
-/// let samples = BackgroundWork("live samples") { probe.run(count: 100, intervalMs: 20) }
-/// holdTheAttack()
-/// let result = samples.wait(seconds: 60)  // nil if it did not finish in time
-/// ```
 final class BackgroundWork<Value: Sendable>: Sendable {
     private let result = Mutex<Value?>(nil)
     private let done = DispatchSemaphore(value: 0)

@@ -27,7 +27,7 @@ struct CatchUpLivePhase {
         let cSeconds = (ContinuousClock.now - cStart).seconds
         progress("catchup-live: C caught up in \(Figure.seconds(cSeconds)) s")
 
-        let feed = try ChangeFeed(port: c.api.port, name: "C")
+        let feed = try ChangeFeed(c.api, name: "C")
         defer { feed.close() }
         let probe = LiveProbe(writer: a.api, receiver: feed, label: "catchup")
         try probe.waitForFirstDelivery()
@@ -52,7 +52,7 @@ struct CatchUpLivePhase {
         stop.raise()
         let samples = during.wait(seconds: 60) ?? LiveSamples(firstFailure: "the samples did not stop within 60 s")
 
-        var table = ShellTable([
+        var table = MarkdownTable([
             "Live A→C (one write every \(CatchUpLivePhase.sampleIntervalMs) ms)", "C caught up, quiet",
             "while B catches up",
         ])
@@ -63,7 +63,7 @@ struct CatchUpLivePhase {
             Figure.latency(LatencySummary(baseline.acknowledgements)),
             Figure.latency(LatencySummary(samples.acknowledgements)))
         table.row("Failures", Figure.failures(baseline), Figure.failures(samples))
-        var facts = ShellTable(["Catch-up", "Value"])
+        var facts = MarkdownTable(["Catch-up", "Value"])
         facts.row(
             "Events in A (4 foreign feeds; built in process in \(Figure.seconds(buildSeconds)) s)", Figure.count(target)
         )

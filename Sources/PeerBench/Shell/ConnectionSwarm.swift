@@ -1,4 +1,5 @@
 import Foundation
+import PeerNet
 
 #if canImport(Glibc)
     import Glibc
@@ -7,19 +8,11 @@ import Foundation
 /// Many stranger connections to one port, driven by one thread with
 /// `poll`: it connects them in batches, plays each one's `StrangerScript`,
 /// drains what the daemon sends, and notes when the daemon closes each.
-///
-/// ```swift
-/// let swarm = ConnectionSwarm(port: a.gossipPort)
-/// swarm.open(1_000, tag: "idle", script: .silent)
-/// swarm.hold(seconds: 15) { peak.note(a.sample()) }
-/// print(swarm.connections.closedByDaemon.count)
-/// swarm.closeAll()
-/// ```
 final class ConnectionSwarm {
     /// Every connection opened so far, in order.
     private(set) var connections: [StrangerConnection] = []
     /// The socket of each connection, nil once it is closed (by either side) or failed.
-    private var sockets: [ProbeSocket?] = []
+    private var sockets: [Socket?] = []
     private let port: UInt16
     private var randomBytes = [UInt8](repeating: 0, count: 64 << 10)
     private var scratch = [UInt8](repeating: 0, count: 64 << 10)
@@ -46,11 +39,11 @@ final class ConnectionSwarm {
             let start = ContinuousClock.now
             for _ in 0..<size {
                 var connection = StrangerConnection(tag: tag, script: script, connectStarted: start)
-                var socket: ProbeSocket?
+                var socket: Socket?
                 do {
-                    socket = try ProbeSocket(startingConnectTo: port)
-                } catch ProbeError.system(_, let code) {
-                    connection.outcome = .connectFailed(code)
+                    socket = try Socket.startConnecting(port: port)
+                } catch let error as SocketError {
+                    connection.outcome = .connectFailed(error.code)
                 } catch {
                     connection.outcome = .connectFailed(EIO)
                 }
@@ -117,9 +110,8 @@ final class ConnectionSwarm {
     private func service(_ index: Int, events: Int16, at now: ContinuousClock.Instant) {
         if connections[index].outcome == .connecting {
             guard let socket = sockets[index] else { return }
-            let failure = socket.connectError
-            guard failure == 0 else {
-                connections[index].outcome = .connectFailed(failure)
+            if let failure = socket.connectionError {
+                connections[index].outcome = .connectFailed(failure.code)
                 sockets[index] = nil
                 return
             }

@@ -56,7 +56,7 @@ struct DescriptorPhase {
             DescriptorPhase.exhaustionWords.contains { line.lowercased().contains($0) }
         }
 
-        var table = ShellTable(["Measure", "Value"])
+        var table = MarkdownTable(["Measure", "Value"])
         table.row("D's open-files limit (from /proc/PID/limits)", Figure.count(limit))
         table.row(
             "D open descriptors / threads before",

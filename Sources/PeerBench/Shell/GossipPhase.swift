@@ -1,8 +1,6 @@
 import Foundation
 
-/// Phase `gossip`: strangers on A's gossip port. A and B (B dials A) run
-/// with HTTP; a baseline of A's threads and memory and of live writes A→B,
-/// then each `GossipAttack` in turn with live samples taken during it.
+/// Phase `gossip`: strangers on A's gossip port.
 struct GossipPhase {
     let cluster: LoopbackCluster
 
@@ -10,7 +8,7 @@ struct GossipPhase {
     func run() throws -> [String] {
         let a = try cluster.start("A", data: try cluster.initialize("A"))
         let b = try cluster.start("B", data: try cluster.initialize("B", joining: a.data), peers: [a])
-        let feed = try ChangeFeed(port: b.api.port, name: "B")
+        let feed = try ChangeFeed(b.api, name: "B")
         defer { feed.close() }
         let probe = LiveProbe(writer: a.api, receiver: feed, label: "gossip")
         try probe.waitForFirstDelivery()
@@ -39,7 +37,7 @@ struct GossipPhase {
                 + "Attack figures are taken while its connections are held; peaks sampled every 250 ms.",
             "",
         ]
-        var table = ShellTable(
+        var table = MarkdownTable(
             ["Measure"] + ["baseline"] + results.map { "\($0.attack.name) ×\($0.attack.connections)" })
         func row(_ label: String, _ base: String, _ value: (AttackResult) -> String) {
             table.row([label, base] + results.map(value))

@@ -1,3 +1,5 @@
+import ChildProcesses
+import DaemonClient
 import Foundation
 
 /// Phase `http`: A's HTTP API under held connections (300 idle change
@@ -16,10 +18,7 @@ struct HTTPLoadPhase {
     /// Runs the phase; returns its Markdown section.
     func run() throws -> [String] {
         let a = try cluster.start("A", data: try cluster.initialize("A"))
-        for index in 1...5 {
-            let answer = try a.api.send("POST", "/items", body: Array(#"{"name":"seed \#(index)","quantity":1}"#.utf8))
-            guard answer.status == 201 else { throw ProbeError.malformed("POST /items: \(answer.statusLine)") }
-        }
+        for index in 1...5 { try a.api.createItem("seed \(index)") }
         progress("http: baseline: 100 sequential GET /health ...")
         let baselineStats = a.sample()
         let baseline = NormalClient(api: a.api).run(health: 100, writes: 0, stop: StopFlag())
@@ -57,10 +56,10 @@ struct HTTPLoadPhase {
         let recovered = HTTPLoadPhase.waitForHealth(a.api, seconds: HTTPLoadPhase.recoverySeconds)
 
         progress("http: probes: invalid UTF-8 name, chunked 8 MiB body ...")
-        let invalid = HTTPProbe.invalidUTF8Name(port: a.api.port)
+        let invalid = HTTPProbe.invalidUTF8Name(a.api)
         let chunked = HTTPProbe.chunkedUpload(port: a.api.port)
 
-        var table = ShellTable(["Measure", "baseline", "with the connections held"])
+        var table = MarkdownTable(["Measure", "baseline", "with the connections held"])
         table.row("Held connections: change streams (`GET /changes`) connected", "—", HTTPLoadPhase.held(streams))
         table.row("… answered first with", "—", HTTPLoadPhase.firstLines(streams))
         table.row(
@@ -85,7 +84,7 @@ struct HTTPLoadPhase {
         table.row(
             "A answers `GET /health` again after the close (s)", "—",
             Figure.seconds(recovered, otherwise: "**not within \(Int(HTTPLoadPhase.recoverySeconds)) s**"))
-        var probes = ShellTable(["Correctness probe", "Daemon answered"])
+        var probes = MarkdownTable(["Correctness probe", "Daemon answered"])
         probes.row("`POST /items` with name bytes `FF FE` (invalid UTF-8), correct Content-Length", invalid)
         probes.row("`POST /items`, chunked, 64 KiB chunks up to 8 MiB: status", chunked.answer)
         probes.row(
@@ -108,15 +107,12 @@ struct HTTPLoadPhase {
 
     /// Polls `GET /health` (2 s timeout each) until it answers 200; the
     /// seconds that took, nil if not within `seconds`.
-    static func waitForHealth(_ api: HTTPClient, seconds: Double) -> Double? {
+    static func waitForHealth(_ api: DaemonEndpoint, seconds: Double) -> Double? {
         let start = ContinuousClock.now
-        while (ContinuousClock.now - start).seconds < seconds {
-            if (try? api.send("GET", "/health", seconds: 2))?.status == 200 {
-                return (ContinuousClock.now - start).seconds
-            }
-            Thread.sleep(forTimeInterval: 0.25)
+        let answered = Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(250)) {
+            (try? api.send("GET", "/health", seconds: 2))?.status == 200
         }
-        return nil
+        return answered ? (ContinuousClock.now - start).seconds : nil
     }
 
     /// `300 (44 closed by A while held)`.

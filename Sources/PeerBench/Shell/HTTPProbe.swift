@@ -1,4 +1,6 @@
+import DaemonClient
 import Foundation
+import PeerNet
 
 #if canImport(Glibc)
     import Glibc
@@ -8,10 +10,10 @@ import Foundation
 /// oversized body, reported as the status line the daemon answered.
 enum HTTPProbe {
     /// `POST /items` whose name holds the bytes `FF FE` (not UTF-8), with a correct `Content-Length`.
-    static func invalidUTF8Name(port: UInt16) -> String {
+    static func invalidUTF8Name(_ api: DaemonEndpoint) -> String {
         let body = Array(#"{"name":""#.utf8) + [0xFF, 0xFE] + Array(#"","quantity":1}"#.utf8)
         do {
-            let answer = try HTTPClient(port: port).send("POST", "/items", body: body, seconds: 10)
+            let answer = try api.request("POST", "/items", bytes: body, timeoutMs: 10_000)
             let code = answerCode(answer).map { " (`\($0)`)" } ?? ""
             return "`\(answer.statusLine)`\(code)"
         } catch {
@@ -26,7 +28,7 @@ enum HTTPProbe {
         var result = ChunkedUpload()
         do {
             let deadline = ContinuousClock.now + .seconds(60)
-            let socket = try ProbeSocket.connect(port: port, seconds: 5)
+            let socket = try Socket.connectedNonBlocking(port: port)
             let head =
                 "POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
@@ -50,9 +52,7 @@ enum HTTPProbe {
                     switch socket.receive(into: &scratch) {
                     case .moved(let count):
                         result.sentAtAnswer = result.sent
-                        var reader = HTTPReader(socket: socket, deadline: .now + .seconds(10))
-                        reader.buffer = Array(scratch[..<count])
-                        result.answer = (try? reader.head()).map { "`\($0.statusLine)`" } ?? "a malformed answer"
+                        result.answer = statusLine(scratch[..<count])
                         return result
                     case .wouldBlock: break
                     case .ended:
@@ -88,8 +88,7 @@ enum HTTPProbe {
                         return result
                     }
                     result.sentAtAnswer = result.sent
-                    result.answer =
-                        "`\(String(decoding: scratch[..<count].prefix { $0 != 13 }, as: UTF8.self))`"
+                    result.answer = statusLine(scratch[..<count])
                     return result
                 }
             }
@@ -99,13 +98,18 @@ enum HTTPProbe {
         }
     }
 
+    /// The first line of an answer, e.g. `` `HTTP/1.1 413 Payload Too Large` ``.
+    private static func statusLine(_ bytes: ArraySlice<UInt8>) -> String {
+        "`\(String(decoding: bytes.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self))`"
+    }
+
     /// Body bytes among the first `wire` bytes of one encoded chunk.
     private static func dataBytes(upTo wire: Int, prefix: Int, data: Int) -> Int {
         min(max(wire - prefix, 0), data)
     }
 
     /// The `code` of an `{"error":{"code":…}}` body.
-    private static func answerCode(_ answer: HTTPAnswer) -> String? {
+    private static func answerCode(_ answer: HTTPReply) -> String? {
         let object = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
         return (object?["error"] as? [String: Any])?["code"] as? String
     }

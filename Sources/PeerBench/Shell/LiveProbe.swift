@@ -1,17 +1,13 @@
+import ChildProcesses
+import DaemonClient
 import Foundation
 
 /// Live latency from outside: `POST /items` on the writer, timed until the
 /// event (matched on the `replica_event_id` of the `201` body) shows up in
-/// the receiver's change stream. Each write gets a new name, so that the
-/// daemon's double-tap filter never merges two samples.
-///
-/// ```swift
-/// let probe = LiveProbe(writer: HTTPClient(port: a.httpPort), receiver: feedOfB, label: "baseline")
-/// let samples = probe.run(count: 100, intervalMs: 20)
-/// ```
+/// the receiver's change stream.
 struct LiveProbe: Sendable {
     /// The daemon written to.
-    let writer: HTTPClient
+    let writer: DaemonEndpoint
     /// The change stream the write must reach.
     let receiver: ChangeFeed
     /// Goes into each item's name, to tell the phases' writes apart.
@@ -47,9 +43,9 @@ struct LiveProbe: Sendable {
         var samples = LiveSamples()
         while samples.latencies.isEmpty {
             guard ContinuousClock.now < deadline else {
-                throw SyncTimeout(
-                    description: "no write reached \(receiver.name)'s stream within \(seconds) s: "
-                        + (samples.firstFailure ?? ""))
+                throw TimedOut(
+                    what: "a write to reach \(receiver.name)'s stream", timeout: .seconds(seconds),
+                    details: samples.firstFailure ?? "")
             }
             quick.sample(samples.attempted, into: &samples)
         }
@@ -59,13 +55,14 @@ struct LiveProbe: Sendable {
     func sample(_ index: Int, into samples: inout LiveSamples) {
         // The clock makes every name new, across runs of the same label too.
         let name = "live \(label) \(index) \(monotonicNanoseconds())"
-        let body = Array(#"{"name":"\#(name)","quantity":\#(index % 1000)}"#.utf8)
+        let body = #"{"name":"\#(name)","quantity":\#(index % 1000)}"#
         let start = monotonicNanoseconds()
-        let answer: HTTPAnswer
+        let clock = ContinuousClock.now
+        let answer: HTTPReply
         do {
             answer = try writer.send("POST", "/items", body: body, seconds: writeSeconds)
         } catch {
-            samples.note(failure: "write: \(error)", timedOut: (error as? ProbeError)?.isTimeout ?? false)
+            samples.note(failure: "write: \(error)", timedOut: reachedDeadline(since: clock, seconds: writeSeconds))
             return
         }
         let acknowledged = monotonicNanoseconds()

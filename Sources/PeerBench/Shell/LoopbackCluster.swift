@@ -4,13 +4,6 @@ import Foundation
 /// The daemons of one phase on 127.0.0.1: makes their data directories
 /// with `peerd init` (or `--join` another's cluster code), starts them,
 /// and stops them all, last started first.
-///
-/// ```swift
-/// let cluster = LoopbackCluster(phase: "gossip", peerd: peerd, workspace: workspace)
-/// defer { cluster.stopAll() }
-/// let a = try cluster.start("A", data: try cluster.initialize("A"))
-/// let b = try cluster.start("B", data: try cluster.initialize("B", joining: a.data), peers: [a])
-/// ```
 final class LoopbackCluster {
     /// Names the directories and logs, e.g. `gossip`.
     let phase: String
@@ -35,9 +28,9 @@ final class LoopbackCluster {
     func initialize(_ name: String, joining other: String? = nil) throws -> String {
         let data = (directory as NSString).appendingPathComponent(name)
         let code = try other.map {
-            try PeerdCommand.clusterCode(peerd: peerd, data: $0, logPath: logPath("\(name)-cluster-code"))
+            try LoggedChild.run(peerd, ["cluster-code", "--data", $0]).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        try PeerdCommand.initialize(peerd: peerd, data: data, joining: code, logPath: logPath("\(name)-init"))
+        try LoggedChild.run(peerd, ["init", "--data", data] + (code.map { ["--join", $0] } ?? []))
         return data
     }
 

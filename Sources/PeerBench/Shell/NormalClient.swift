@@ -1,22 +1,23 @@
+import DaemonClient
 import Foundation
 
 /// A well-behaved API client: sequential requests, each on a new
 /// connection with a 5 s timeout, counted by outcome.
 struct NormalClient: Sendable {
-    let api: HTTPClient
+    let api: DaemonEndpoint
     var timeoutSeconds = 5.0
 
     /// `health` times `GET /health`, then `writes` times `POST /items`; stops early when `stop` is raised.
     func run(health: Int, writes: Int, stop: StopFlag) -> NormalClientResult {
         var result = NormalClientResult()
         for _ in 0..<health where !stop.isRaised {
-            result.health.time(expecting: 200) {
+            result.health.time(expecting: 200, seconds: timeoutSeconds) {
                 try api.send("GET", "/health", seconds: timeoutSeconds)
             }
         }
         for index in 0..<writes where !stop.isRaised {
-            let body = Array(#"{"name":"normal client \#(index) \#(monotonicNanoseconds())","quantity":2}"#.utf8)
-            result.writes.time(expecting: 201) {
+            let body = #"{"name":"normal client \#(index) \#(monotonicNanoseconds())","quantity":2}"#
+            result.writes.time(expecting: 201, seconds: timeoutSeconds) {
                 try api.send("POST", "/items", body: body, seconds: timeoutSeconds)
             }
         }
@@ -46,7 +47,7 @@ struct RequestTally: Sendable {
     var firstFailure: String?
 
     /// Sends one request through `body` and counts it.
-    mutating func time(expecting status: Int, _ body: () throws -> HTTPAnswer) {
+    mutating func time(expecting status: Int, seconds: Double, _ body: () throws -> HTTPReply) {
         tried += 1
         let start = ContinuousClock.now
         do {
@@ -60,7 +61,7 @@ struct RequestTally: Sendable {
             latencies.append(ContinuousClock.now - start)
         } catch {
             failed += 1
-            if (error as? ProbeError)?.isTimeout ?? false { timedOut += 1 }
+            if reachedDeadline(since: start, seconds: seconds) { timedOut += 1 }
             if firstFailure == nil { firstFailure = "\(error)" }
         }
     }

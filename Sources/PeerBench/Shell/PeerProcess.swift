@@ -1,4 +1,5 @@
 import ChildProcesses
+import DaemonClient
 import Foundation
 
 #if canImport(Glibc)
@@ -8,27 +9,21 @@ import Foundation
 /// A `peerd run` child on loopback as the shell benchmark sees it: from
 /// outside, through its two ports, its log and `/proc/<pid>`, never
 /// through the daemon's own Swift types.
-///
-/// ```swift
-/// let a = try PeerProcess(name: "A", peerd: peerd, data: dirA, logPath: logA)
-/// let b = try PeerProcess(name: "B", peerd: peerd, data: dirB, peers: [a.gossipPort], logPath: logB)
-/// ```
 final class PeerProcess {
     /// For messages and the report, e.g. `A`.
     let name: String
     /// Its data directory.
     let data: String
     /// The child itself.
-    let daemon: SyncDaemon
+    let daemon: LoggedChild
     /// Where it listens for peers (`listening on 127.0.0.1:PORT`).
     let gossipPort: UInt16
     /// Its HTTP API (`http on 127.0.0.1:PORT`).
-    let api: HTTPClient
+    let api: DaemonEndpoint
 
     /// Starts `peerd run` on 127.0.0.1 (both ports picked by the kernel, no
     /// mDNS, log level info), dialing `peers`, and waits until it printed
-    /// both ports. With `descriptorLimit` it runs under `/bin/sh -c 'ulimit -n N; exec peerd ...'`;
-    /// `extra` arguments follow the others (`--relay`, or a second `--listen` that wins).
+    /// both ports.
     init(
         name: String, peerd: String, data: String, peers: [UInt16] = [], logPath: String,
         descriptorLimit: Int? = nil, extra: [String] = []
@@ -42,17 +37,16 @@ final class PeerProcess {
         for port in peers { arguments += ["--peer", "127.0.0.1:\(port)"] }
         arguments += extra
         if let descriptorLimit {
-            daemon = try SyncDaemon(
-                name: name, peerd: "/bin/sh",
-                arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", peerd] + arguments,
+            daemon = try LoggedChild(
+                name: name, "/bin/sh", ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", peerd] + arguments,
                 logPath: logPath)
         } else {
-            daemon = try SyncDaemon(name: name, peerd: peerd, arguments: arguments, logPath: logPath)
+            daemon = try LoggedChild(name: name, peerd, arguments, logPath: logPath)
         }
         do {
-            let lines = try daemon.waitForLines(startingWith: ["listening on ", "http on "], seconds: 60)
+            let lines = try daemon.waitForLines(startingWith: ["listening on ", "http on "])
             gossipPort = try PeerProcess.port(of: lines[0], name: name)
-            api = HTTPClient(port: try PeerProcess.port(of: lines[1], name: name))
+            api = .local(try PeerProcess.port(of: lines[1], name: name))
         } catch {
             daemon.stop()
             throw error
@@ -111,35 +105,8 @@ final class PeerProcess {
 
     private static func port(of address: String, name: String) throws -> UInt16 {
         guard let text = address.split(separator: ":").last, let port = UInt16(text) else {
-            throw SyncDaemonError("\(name) printed an address without a port: \(address)")
+            throw ChildProcessError("\(name) printed an address without a port: \(address)")
         }
         return port
-    }
-}
-
-/// The `peerd` commands that run to completion: `init`, `init --join`, `cluster-code`.
-enum PeerdCommand {
-    /// `peerd init --data DIR [--join CODE]`.
-    static func initialize(peerd: String, data: String, joining code: String? = nil, logPath: String) throws {
-        var arguments = ["init", "--data", data]
-        if let code { arguments += ["--join", code] }
-        _ = try run(peerd: peerd, arguments: arguments, logPath: logPath)
-    }
-
-    /// The share code `peerd cluster-code --data DIR` prints.
-    static func clusterCode(peerd: String, data: String, logPath: String) throws -> String {
-        let code = try run(peerd: peerd, arguments: ["cluster-code", "--data", data], logPath: logPath)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !code.isEmpty else { throw SyncDaemonError("`peerd cluster-code` printed nothing") }
-        return code
-    }
-
-    /// Runs `peerd arguments...` (at most `seconds`) and returns its first line of standard output.
-    private static func run(peerd: String, arguments: [String], logPath: String, seconds: Double = 60) throws
-        -> String
-    {
-        let output = try SyncDaemon.runToCompletion(
-            peerd: peerd, arguments: arguments, logPath: logPath, seconds: seconds)
-        return output.split(separator: "\n").first.map(String.init) ?? ""
     }
 }

@@ -1,66 +1,31 @@
 import Foundation
+import PeerNet
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+/// What one `send` or `recv` on a non-blocking socket did.
+enum Transfer: Equatable {
+    /// This many bytes went out or came in.
+    case moved(Int)
+    /// Nothing now: the buffer is full (send) or empty (receive).
+    case wouldBlock
+    /// The peer closed its side (receive returned 0).
+    case ended
+    /// The call failed with this `errno` (`ECONNRESET`, `EPIPE` ...).
+    case failed(Int32)
+}
 
-/// A non-blocking client TCP socket to a port on 127.0.0.1: what the shell
-/// benchmark opens to a daemon from outside, as any stranger would. Every
-/// call returns at once; `wait` polls with a deadline. Closes its
-/// descriptor when released.
-///
-/// ```swift
-/// let socket = try ProbeSocket.connect(port: 4100, seconds: 2)
-/// _ = socket.send(Array("hello".utf8)[...])
-/// ```
-///
-/// Not `Sendable`: one thread owns each socket.
-final class ProbeSocket {
-    /// The kernel's descriptor, for `poll`.
-    let descriptor: Int32
-
-    /// Starts connecting to `127.0.0.1:port` without waiting; `connectError`
-    /// tells the outcome once `wait(for: POLLOUT ...)` reports the socket writable.
-    init(startingConnectTo port: UInt16) throws {
-        let created = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard created >= 0 else { throw ProbeError.system("socket", errno) }
-        descriptor = created
-        var one: Int32 = 1
-        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let started = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        if started == -1 && errno != EINPROGRESS {
-            let code = errno
-            close(descriptor)
-            throw ProbeError.system("connect 127.0.0.1:\(port)", code)
-        }
+/// The non-blocking calls the shell benchmark makes as a stranger on a
+/// daemon's port: PeerNet's, with their outcome as a `Transfer`.
+extension Socket {
+    /// Starts connecting to `127.0.0.1:port` without waiting (`connectionError` tells the outcome).
+    static func startConnecting(port: UInt16) throws -> Socket {
+        try startConnecting(to: SocketAddress.numeric(host: "127.0.0.1", port: port)!)
     }
 
-    deinit { close(descriptor) }
-
-    /// Connects to `127.0.0.1:port`, giving up after `seconds`.
-    static func connect(port: UInt16, seconds: Double) throws -> ProbeSocket {
-        let socket = try ProbeSocket(startingConnectTo: port)
-        let ready = socket.wait(for: Int16(POLLOUT), until: .now + .milliseconds(Int(seconds * 1000)))
-        guard ready != 0 else { throw ProbeError.timedOut("connect to 127.0.0.1:\(port) after \(seconds) s") }
-        let failure = socket.connectError
-        guard failure == 0 else { throw ProbeError.system("connect 127.0.0.1:\(port)", failure) }
+    /// Connects to `127.0.0.1:port` and makes the socket non-blocking.
+    static func connectedNonBlocking(port: UInt16) throws -> Socket {
+        let socket = try connect(host: "127.0.0.1", port: port)
+        socket.setNonBlocking()
         return socket
-    }
-
-    /// `SO_ERROR`: 0 once a started connect succeeded, else why it failed.
-    var connectError: Int32 {
-        var failure: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
-        return failure
     }
 
     /// Waits until one of `events` (or an error or hang-up) is reported or
@@ -77,20 +42,14 @@ final class ProbeSocket {
         }
     }
 
-    /// Sends what the kernel takes now of `bytes` (never raises SIGPIPE).
+    /// Sends what the kernel takes now of `bytes`.
     func send(_ bytes: ArraySlice<UInt8>) -> Transfer {
-        let count = bytes.withUnsafeBytes { buffer in
-            retryingInterrupts { Glibc.send(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
-        }
-        return Transfer(count)
+        Self.transfer { try bytes.withUnsafeBytes { try sendAvailable($0) } }
     }
 
     /// Reads what has arrived, at most `buffer.count` bytes.
     func receive(into buffer: inout [UInt8]) -> Transfer {
-        let count = buffer.withUnsafeMutableBytes { raw in
-            retryingInterrupts { recv(descriptor, raw.baseAddress, raw.count, 0) }
-        }
-        return Transfer(count)
+        Self.transfer { try buffer.withUnsafeMutableBytes { try receiveAvailable(into: $0) } }
     }
 
     /// Sends all of `bytes`, waiting while the kernel's buffer is full, until the deadline.
@@ -108,38 +67,16 @@ final class ProbeSocket {
             }
         }
     }
-}
 
-/// What one `send` or `recv` on a non-blocking socket did.
-enum Transfer: Equatable {
-    /// This many bytes went out or came in.
-    case moved(Int)
-    /// Nothing now: the buffer is full (send) or empty (receive).
-    case wouldBlock
-    /// The peer closed its side (receive returned 0).
-    case ended
-    /// The call failed with this `errno` (`ECONNRESET`, `EPIPE` ...).
-    case failed(Int32)
-
-    init(_ result: Int) {
-        if result > 0 {
-            self = .moved(result)
-        } else if result == 0 {
-            self = .ended
-        } else if errno == EAGAIN || errno == EWOULDBLOCK {
-            self = .wouldBlock
-        } else {
-            self = .failed(errno)
+    private static func transfer(_ call: () throws -> Int?) -> Transfer {
+        do {
+            guard let count = try call() else { return .wouldBlock }
+            return count > 0 ? .moved(count) : .ended
+        } catch let error as SocketError {
+            return .failed(error.code)
+        } catch {
+            return .failed(EIO)
         }
-    }
-}
-
-/// Runs a system call again while it fails with `EINTR`.
-func retryingInterrupts(_ call: () -> Int) -> Int {
-    while true {
-        let result = call()
-        if result == -1 && errno == EINTR { continue }
-        return result
     }
 }
 
@@ -164,11 +101,5 @@ enum ProbeError: Error, CustomStringConvertible {
         case .closed(let what): what
         case .malformed(let what): "malformed answer: \(what)"
         }
-    }
-
-    /// True for a deadline that passed.
-    var isTimeout: Bool {
-        if case .timedOut = self { return true }
-        return false
     }
 }

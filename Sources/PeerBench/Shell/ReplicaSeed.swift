@@ -18,10 +18,6 @@ enum ReplicaSeed {
 
     /// Creates `count` items of this replica (`Created` events, appended in
     /// batches of 1,000); returns their ids.
-    ///
-    /// ```swift
-    /// let ids = try ReplicaSeed.createItems(20_000, in: dirA)
-    /// ```
     static func createItems(_ count: Int, in data: String) throws -> [String] {
         let log = try EventLog.open(at: database(in: data))
         var random = SplitMix64(seed: ItemWorkload.seed ^ 0x4954_454D)

@@ -6,31 +6,29 @@ import Foundation
 #endif
 
 /// `peerd-bench shell`: a black-box benchmark of `peerd run` processes,
-/// phase by phase (`ShellOptions.Phase`); each phase's Markdown section is
+/// phase by phase (`ShellPhase`); each phase's Markdown section is
 /// printed as soon as it is done, so a later failure keeps the earlier ones.
 struct ShellBenchmark {
-    let options: ShellOptions
+    let peerd: String
+    let phases: [ShellPhase]
+    /// Events in A for `catchup-live`.
+    let events: Int
+    let directory: String?
 
     /// Runs the chosen phases and prints the report.
     func run() throws {
-        if options.helpRequested {
-            print(ShellOptions.usage)
-            return
-        }
-        let peerd = try options.peerd.map(ShellBenchmark.checkedBinary) ?? SyncDaemon.locatePeerd()
         ShellBenchmark.raiseDescriptorLimit()
-        let workspace = try Workspace(directory: options.directory)
+        let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench shell: work directory \(workspace.path), peerd at \(peerd)")
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        emit([
-            "## peerd-bench shell: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(date)Z",
+        Markdown.emit([
+            "## peerd-bench shell: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
             "",
-            "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`",
+            Markdown.command,
             "- machine: \(Report.machine); every daemon on 127.0.0.1, `--no-mdns --log-level info`",
             "- latencies in ms; p50 / p99 / max are nearest-rank; \"—\" where a figure does not apply",
         ])
-        for phase in options.phases {
+        for phase in phases {
             let started = ContinuousClock.now
             let loadBefore = ShellBenchmark.loadAverage
             progress("== phase \(phase.rawValue) ==")
@@ -51,7 +49,7 @@ struct ShellBenchmark {
                 "_Phase \(phase.rawValue) took \(seconds) s; load average (1 min) \(loadBefore) before, "
                     + "\(ShellBenchmark.loadAverage) after, on \(ProcessInfo.processInfo.activeProcessorCount) cores._",
             ]
-            emit(lines)
+            Markdown.emit(lines)
         }
     }
 
@@ -59,7 +57,7 @@ struct ShellBenchmark {
     static let retries = 2
 
     /// One run of a phase: its section, the daemons that exited on their own, and whether one was killed from outside.
-    private func attempt(_ phase: ShellOptions.Phase, peerd: String, workspace: Workspace)
+    private func attempt(_ phase: ShellPhase, peerd: String, workspace: Workspace)
         -> (lines: [String], exits: [String], killedFromOutside: Bool)
     {
         let cluster: LoopbackCluster
@@ -79,13 +77,13 @@ struct ShellBenchmark {
         return (lines, cluster.unexpectedExits(), cluster.killedFromOutside)
     }
 
-    private func run(_ phase: ShellOptions.Phase, in cluster: LoopbackCluster) throws -> [String] {
+    private func run(_ phase: ShellPhase, in cluster: LoopbackCluster) throws -> [String] {
         switch phase {
         case .gossip: try GossipPhase(cluster: cluster).run()
         case .fds: try DescriptorPhase(cluster: cluster).run()
         case .http: try HTTPLoadPhase(cluster: cluster).run()
         case .status: try StatusPhase(cluster: cluster).run()
-        case .catchUpLive: try CatchUpLivePhase(cluster: cluster, events: options.events).run()
+        case .catchUpLive: try CatchUpLivePhase(cluster: cluster, events: events).run()
         }
     }
 
@@ -95,15 +93,7 @@ struct ShellBenchmark {
         return text.split(separator: " ").first.map(String.init) ?? "?"
     }
 
-    /// Prints a section and flushes standard output (`fflush(nil)`: every stream).
-    private func emit(_ lines: [String]) {
-        print(lines.joined(separator: "\n") + "\n")
-        fflush(nil)
-    }
-
-    /// Raises this process's soft limit of open files to its hard limit:
-    /// the attacks hold over 1,000 connections, and the daemons inherit the
-    /// limit (the report prints theirs).
+    /// Raises this process's soft limit of open files to its hard limit.
     static func raiseDescriptorLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
@@ -111,15 +101,6 @@ struct ShellBenchmark {
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
             progress("peerd-bench shell: cannot raise the open-files limit: \(ProbeError.text(errno))")
         }
-    }
-
-    /// The absolute path of an executable given with `--peerd`.
-    static func checkedBinary(_ path: String) throws -> String {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        guard FileManager.default.isExecutableFile(atPath: absolute) else {
-            throw UsageError("shell: --peerd \(path) is not an executable file")
-        }
-        return absolute
     }
 
     /// What tells one build from another cheaply: size, modification time
@@ -140,4 +121,13 @@ struct ShellBenchmark {
         guard let result, result.status == 0 else { return nil }
         return result.stdout.split(separator: " ").first.map(String.init)
     }
+}
+
+/// The phases of `peerd-bench shell`, in the order they run.
+enum ShellPhase: String, CaseIterable, Sendable {
+    case gossip
+    case fds
+    case http
+    case status
+    case catchUpLive = "catchup-live"
 }

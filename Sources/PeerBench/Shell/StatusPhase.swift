@@ -1,3 +1,4 @@
+import DaemonClient
 import Foundation
 import Replica
 
@@ -22,7 +23,7 @@ struct StatusPhase {
         progress("status: \(StatusPhase.sequentialSamples) sequential GET /status ...")
         var sequential = RequestTally()
         for _ in 0..<StatusPhase.sequentialSamples {
-            sequential.time(expecting: 200) { try a.api.send("GET", "/status") }
+            sequential.time(expecting: 200, seconds: 10) { try a.api.send("GET", "/status") }
         }
         var firstFailure = sequential.firstFailure
         let statusBytes = (try? a.api.send("GET", "/status").body.count) ?? 0
@@ -39,11 +40,11 @@ struct StatusPhase {
         let stats = a.sample()
 
         let summary = LatencySummary(sequential.latencies)
-        var table = ShellTable(["Sequential `GET /status` (20,000 items)", "Value"])
+        var table = MarkdownTable(["Sequential `GET /status` (20,000 items)", "Value"])
         table.row("Answered 200 of tried", "\(sequential.ok) of \(sequential.tried)")
         table.row("Latency p50 / p99 / max (ms)", Figure.latency(summary))
         table.row("Body size of one answer", Figure.bytes(statusBytes))
-        var flood = ShellTable([
+        var flood = MarkdownTable([
             "Flood, \(StatusPhase.floodThreads) threads × \(Int(StatusPhase.floodSeconds)) s, new connection per request",
             "Requests answered", "Requests/s", "Failed (timed out)", "Latency p50 / max (ms)",
         ])
@@ -77,7 +78,7 @@ struct RequestFlood: Sendable {
         case mixed = "mixed: the three in turn"
     }
 
-    let api: HTTPClient
+    let api: DaemonEndpoint
     let kind: Kind
     let ids: [String]
 
@@ -108,7 +109,7 @@ struct RequestFlood: Sendable {
             case .item: path = "/items/\(ids[Int(random.next() % UInt64(ids.count))])"
             case .health: path = "/health"
             }
-            tally.time(expecting: 200) { try api.send("GET", path, seconds: 10) }
+            tally.time(expecting: 200, seconds: 10) { try api.send("GET", path, seconds: 10) }
         }
         return tally
     }

@@ -8,10 +8,6 @@ import Foundation
 /// then one byte of `drip` every `dripIntervalSeconds` (then `dripForever`
 /// for good, if set), and `floodBytes` random bytes after the opening, as
 /// fast as the socket takes them for `floodSeconds`.
-///
-/// ```swift
-/// let trickle = StrangerScript(drip: handshakeInit, dripIntervalSeconds: 3)
-/// ```
 struct StrangerScript: Sendable {
     /// Sent at once after the connect.
     var opening: [UInt8] = []

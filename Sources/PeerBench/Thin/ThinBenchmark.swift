@@ -2,58 +2,13 @@ import Foundation
 import Replica
 
 /// `peerd-bench thin`: a thin client against a real `peerd run` on
-/// 127.0.0.1, over HTTP as the seed's phone client speaks it (docs/relay.md):
-/// pushes N events in batches (`POST /events`), then pulls them back in
-/// pages (`GET /events?after=&limit=`), and prints events/s for both next
-/// to raw SQLite inserting the same rows in the same batches in this run.
-///
-/// ```
-/// peerd-bench thin [--events N] [--batch N] [--peerd PATH] [--dir DIR]
-/// ```
+/// 127.0.0.1, over HTTP as the seed's phone client speaks it (docs/relay.md).
 struct ThinBenchmark {
     var events = 50_000
     var batch = 500
-    var peerd: String?
+    var peerd: String
     var directory: String?
-    /// `--help` was given: print `usage` and do nothing else.
-    var helpRequested = false
-
-    static let usage = """
-        usage: peerd-bench thin [--events N] [--batch N] [--peerd PATH] [--dir DIR]
-
-        Starts `peerd run` (no mDNS, HTTP on 127.0.0.1) and, as a thin client over HTTP, pushes N
-        events (default 50000) in batches of --batch (default 500) with POST /events, then pulls
-        them back with GET /events in pages of the same size; prints the push and pull rates next
-        to raw SQLite inserting the same rows in the same batches, measured in the same run.
-
-          --peerd PATH   the peerd binary (default: the peerd next to peerd-bench)
-          --dir DIR      work directory, kept afterwards (default: a temporary one, removed)
-        """
-
-    static func parse(_ arguments: [String]) throws -> ThinBenchmark {
-        var benchmark = ThinBenchmark()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--events":
-                benchmark.events = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--batch":
-                benchmark.batch = try BenchOptions.count(BenchOptions.value(after: flag, in: &remaining), for: flag)
-            case "--peerd": benchmark.peerd = try BenchOptions.value(after: flag, in: &remaining)
-            case "--dir": benchmark.directory = try BenchOptions.value(after: flag, in: &remaining)
-            case "--help", "-h": benchmark.helpRequested = true
-            default: throw UsageError("thin: unknown argument \(flag) (see `peerd-bench thin --help`)")
-            }
-        }
-        return benchmark
-    }
-
     func run() throws {
-        if helpRequested {
-            print(ThinBenchmark.usage)
-            return
-        }
-        let peerd = try peerd ?? SyncDaemon.locatePeerd()
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         let batches = ThinWorkload(events: events, batch: batch).batches
@@ -66,7 +21,7 @@ struct ThinBenchmark {
 
         var push = Stopwatch()
         for body in batches.map(\.body) {
-            let answer = try push.measure { try relay.api.send("POST", "/events", body: Array(body.utf8), seconds: 60) }
+            let answer = try push.measure { try relay.api.send("POST", "/events", body: body, seconds: 60) }
             guard answer.status == 200 else { throw ProbeError.malformed("POST /events: \(answer.statusLine)") }
         }
         var pull = Stopwatch()
@@ -85,26 +40,17 @@ struct ThinBenchmark {
         }
         guard pulled == events else { throw ProbeError.malformed("pulled \(pulled) events, pushed \(events)") }
 
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        print(
-            """
-            ## peerd-bench thin: \(Report.grouped(Double(events))) events, batches and pages of \(batch), run \(date)Z
-
-            - machine: \(Report.machine); `peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)
-
-            | what | events/s | seconds | vs raw SQLite |
-            |---|---:|---:|---:|
-            \(row("raw SQLite insert (integer primary key only), batches of \(batch)", raw, raw))
-            \(row("push: POST /events", push.elapsed.seconds, raw))
-            \(row("pull: GET /events?after=&limit=\(batch)", pull.elapsed.seconds, raw))
-            """)
-    }
-
-    private func row(_ name: String, _ seconds: Double, _ rawSeconds: Double) -> String {
-        let rate = Double(events) / seconds
-        let ratio = rawSeconds / seconds
-        return
-            "| \(name) | \(Report.grouped(rate)) | \(String(format: "%.2f", seconds)) | \(String(format: "%.2f×", ratio)) |"
+        let table = MarkdownTable.rates(
+            "what", events: events, raw: raw,
+            [
+                ("raw SQLite insert (integer primary key only), batches of \(batch)", raw, []),
+                ("push: POST /events", push.seconds, []),
+                ("pull: GET /events?after=&limit=\(batch)", pull.seconds, []),
+            ])
+        Markdown.emit(
+            Markdown.heading(
+                "thin: \(Report.grouped(Double(events))) events, batches and pages of \(batch)",
+                ["`peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)"]) + table.lines)
     }
 
     /// Raw SQLite inserting the same rows (payloads, random 16-byte ids) in the same batches.

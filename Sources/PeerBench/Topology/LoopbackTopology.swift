@@ -4,14 +4,7 @@ import Foundation
     import Glibc
 #endif
 
-/// One size in one topology with real `peerd run` processes on 127.0.0.1:
-/// the mesh (replica i dials every replica before it, `--topology mesh`;
-/// peer exchange adds the rest, at most 16 dials at once as every replica
-/// does), or the hub (one `--relay`, every replica dials it alone and
-/// learns the others by peer exchange). Counts connections from `GET
-/// /peers` and bytes from `GET /metrics` (`peersync_bytes_sent_total`,
-/// summed over every daemon); in the hub, kills the relay with SIGKILL
-/// and times the fallback to the mesh.
+/// One size in one topology with real `peerd run` processes on 127.0.0.1.
 struct LoopbackTopology {
     struct Figures {
         var connections: Int
@@ -59,7 +52,7 @@ struct LoopbackTopology {
         let least = hub ? 1 : min(replicas - 1, Self.maxOutbound)
         var connections = 0
         var steadySince = ContinuousClock.now
-        try wait("the \(hub ? "hub" : "mesh") forms", seconds: 90) {
+        try waitUntil("the \(hub ? "hub" : "mesh") forms", seconds: 90, pollMs: 50) {
             let tables = try everyone.map { try $0.api.json("/peers") }
             let count = tables.map(connected).reduce(0, +) / 2
             if count != connections { (connections, steadySince) = (count, .now) }
@@ -85,13 +78,11 @@ struct LoopbackTopology {
         let liveClock = ContinuousClock.now
         for node in nodes {
             for number in 1...eventsPerReplica {
-                let answer = try node.api.send(
-                    "POST", "/items", body: Array(#"{"name":"\#(node.name) \#(number)","quantity":1}"#.utf8))
-                guard answer.status == 201 else { throw ProbeError.malformed("POST /items: \(answer.statusLine)") }
+                try node.api.createItem("\(node.name) \(number)")
             }
         }
         let events = replicas * eventsPerReplica
-        try wait("every daemon holds every event", seconds: 60) {
+        try waitUntil("every daemon holds every event", seconds: 60, pollMs: 50) {
             try everyone.allSatisfy { try $0.api.eventCount() == events }
         }
         let spreadSeconds = (ContinuousClock.now - liveClock).seconds
@@ -102,13 +93,13 @@ struct LoopbackTopology {
         if let relay {
             let killedAt = ContinuousClock.now
             _ = try relay.daemon.child.stop(with: SIGKILL)
-            try wait("every replica falls back to the mesh", seconds: 60) {
+            try waitUntil("every replica falls back to the mesh", seconds: 60, pollMs: 50) {
                 try nodes.allSatisfy { try $0.api.json("/peers")["topology"] as? String == "mesh" }
             }
             figures.fallbackSeconds = (ContinuousClock.now - killedAt).seconds
             let writtenAt = ContinuousClock.now
-            _ = try nodes[0].api.send("POST", "/items", body: Array(#"{"name":"after the relay","quantity":1}"#.utf8))
-            try wait("the mesh spreads an event", seconds: 60) {
+            try nodes[0].api.createItem("after the relay")
+            try waitUntil("the mesh spreads an event", seconds: 60, pollMs: 50) {
                 try nodes.allSatisfy { try $0.api.eventCount() == events + 1 }
             }
             figures.meshSpreadSeconds = (ContinuousClock.now - writtenAt).seconds
@@ -123,23 +114,6 @@ struct LoopbackTopology {
 
     /// `peersync_bytes_sent_total`, summed over `nodes`.
     private func bytesSent(_ nodes: [PeerProcess]) throws -> Int {
-        try nodes.map { node in
-            let answer = try node.api.send("GET", "/metrics")
-            let text = String(decoding: answer.body, as: UTF8.self)
-            let prefix = "peersync_bytes_sent_total "
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
-                let value = Double(line.dropFirst(prefix.count))
-            else { throw ProbeError.malformed("\(node.name): /metrics has no peersync_bytes_sent_total") }
-            return Int(value)
-        }.reduce(0, +)
-    }
-
-    /// Checks `condition` every 50 ms until it holds; throws after `seconds`.
-    private func wait(_ what: String, seconds: Double, _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { throw ProbeError.timedOut("\(what) within \(seconds) s") }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        try nodes.reduce(0) { $0 + Int(try $1.api.metric("peersync_bytes_sent_total")) }
     }
 }

@@ -7,13 +7,19 @@ import SyncProtocol
 /// (`LoopbackTopology`), and how long the replicas take to fall back to the
 /// mesh once the relay is killed. Prints Markdown tables.
 struct TopologyBenchmark {
-    let options: TopologyOptions
+    let sizes: [Int]
+    /// Live events each replica writes.
+    let eventsPerReplica: Int
+    /// Seed of the simulated runs.
+    let seed: UInt64
+    let simulatedOnly: Bool
+    let peerd: String?
+    let directory: String?
 
     func run() throws {
         try simulated()
-        guard !options.simulatedOnly else { return }
-        let peerd = try options.peerd.map(ShellBenchmark.checkedBinary) ?? SyncDaemon.locatePeerd()
-        let workspace = try Workspace(directory: options.directory)
+        guard !simulatedOnly, let peerd else { return }
+        let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
         progress("peerd-bench topology: work directory \(workspace.path), peerd at \(peerd)")
         try loopback(peerd: peerd, workspace: workspace)
@@ -24,18 +30,18 @@ struct TopologyBenchmark {
         print("")
         print(
             "- the same replicas as a full mesh, and with one relay (`--topology auto`); calm network, seed "
-                + "\(options.seed); after \(TopologyExperiment.warmUpMs / 1_000) s of virtual time every replica "
-                + "appends \(options.eventsPerReplica) events, pushed live")
+                + "\(seed); after \(TopologyExperiment.warmUpMs / 1_000) s of virtual time every replica "
+                + "appends \(eventsPerReplica) events, pushed live")
         print(
             "- bytes: sealed frames as the wire carries them, from the appends until every node holds every "
                 + "event and its peers said so, per event")
         print("")
         print("| replicas | topology | connections | bytes per live event | messages per live event | virtual ms |")
         print("|---:|---|---:|---:|---:|---:|")
-        for size in options.sizes {
+        for size in sizes {
             for topology in [Topology.mesh, .hub] {
                 let result = try TopologyExperiment.run(
-                    replicas: size, topology: topology, eventsPerReplica: options.eventsPerReplica, seed: options.seed)
+                    replicas: size, topology: topology, eventsPerReplica: eventsPerReplica, seed: seed)
                 print(
                     "| \(size) | \(topology.rawValue) | \(result.connections) | "
                         + "\(Int(result.bytesPerLiveEvent.rounded())) | \(format(result.messagesPerLiveEvent, 1)) | "
@@ -51,11 +57,11 @@ struct TopologyBenchmark {
     private func loopback(peerd: String, workspace: Workspace) throws {
         var rows: [String] = []
         var fallbacks: [String] = []
-        for size in options.sizes {
+        for size in sizes {
             for hub in [false, true] {
                 progress("topology: \(size) replicas, \(hub ? "hub" : "mesh")")
                 let figures = try LoopbackTopology(
-                    replicas: size, hub: hub, eventsPerReplica: options.eventsPerReplica, peerd: peerd,
+                    replicas: size, hub: hub, eventsPerReplica: eventsPerReplica, peerd: peerd,
                     workspace: workspace
                 ).measure()
                 rows.append(
@@ -75,7 +81,7 @@ struct TopologyBenchmark {
                 + "address (the others come by peer exchange)")
         print(
             "- connections from `GET /peers`; bytes are `peersync_bytes_sent_total` summed over every daemon: "
-                + "per live event from the first of \(options.eventsPerReplica) writes per replica until every "
+                + "per live event from the first of \(eventsPerReplica) writes per replica until every "
                 + "daemon holds every event (idle traffic of that time included), and per second over 2 s idle")
         print("")
         print("| replicas | topology | connections | bytes per live event | idle bytes/s | write to all held (s) |")

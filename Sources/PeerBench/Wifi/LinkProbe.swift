@@ -1,20 +1,9 @@
+import DaemonClient
 import Foundation
+import PeerNet
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// The link's own throughput: one raw TCP stream, no framing, no encryption, no storage. `peerd-bench wifi`
-/// runs both ends as `peerd-bench link-probe` inside the lab's hosts:
-///
-/// ```
-/// peerd-bench link-probe receive PORT          # accepts one connection, reads to its end, prints
-///                                              # `link-probe: received BYTES bytes in SECONDS s`
-/// peerd-bench link-probe send ADDRESS PORT BYTES
-/// ```
-///
-/// The receiver times from the first byte to the end of the stream, so connection setup is not counted
-/// and the rate is the payload's (goodput), as ``WifiBenchmark`` counts peerd's wire bytes.
+/// The link's own throughput: one raw TCP stream, no framing, no encryption, no storage; and
+/// (`metric PORT NAME`) a counter of the daemon in the same host, read through DaemonClient.
 enum LinkProbe {
     /// Runs `link-probe ARGUMENTS`.
     static func main(_ arguments: [String]) throws {
@@ -27,8 +16,11 @@ enum LinkProbe {
                 throw UsageError("link-probe: send ADDRESS PORT BYTES")
             }
             try send(to: arguments[1], port: port, bytes: bytes)
+        case "metric" where arguments.count == 3:
+            guard let port = UInt16(arguments[1]) else { throw UsageError("link-probe: metric PORT NAME") }
+            print(try DaemonEndpoint.local(port).metric(arguments[2]))
         default:
-            throw UsageError("link-probe: receive PORT | send ADDRESS PORT BYTES")
+            throw UsageError("link-probe: receive PORT | send ADDRESS PORT BYTES | metric PORT NAME")
         }
     }
 
@@ -43,32 +35,14 @@ enum LinkProbe {
     }
 
     private static func receive(port: UInt16) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw SocketFailure("socket: \(String(cString: strerror(errno)))") }
-        defer { close(listener) }
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = INADDR_ANY
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 && listen(listener, 1) == 0
-            }
-        }
-        guard bound else { throw SocketFailure("bind/listen: \(String(cString: strerror(errno)))") }
+        let listener = try Socket.listen(host: "0.0.0.0", port: port, backlog: 1)
         print("link-probe: listening on port \(port)")
         fflush(nil)
-        let connection = accept(listener, nil, nil)
-        guard connection >= 0 else { throw SocketFailure("accept: \(String(cString: strerror(errno)))") }
-        defer { close(connection) }
+        let connection = try listener.accept()
         var buffer = [UInt8](repeating: 0, count: 128 << 10)
         var received = 0
         var first: ContinuousClock.Instant?
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
+        while let count = try buffer.withUnsafeMutableBytes({ try connection.receiveAvailable(into: $0) }), count > 0 {
             if first == nil { first = .now }
             received += count
         }
@@ -78,33 +52,17 @@ enum LinkProbe {
     }
 
     private static func send(to host: String, port: UInt16, bytes: Int) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw SocketFailure("socket: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr(host)
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else { throw SocketFailure("connect \(host):\(port): \(String(cString: strerror(errno)))") }
-        var buffer = [UInt8](repeating: 0x5A, count: 128 << 10)
+        let connection = try Socket.connect(host: host, port: port, timeoutMs: 30_000)
+        let chunk = [UInt8](repeating: 0x5A, count: 128 << 10)
         var sent = 0
         while sent < bytes {
-            let count = buffer.withUnsafeMutableBytes {
-                Glibc.send(descriptor, $0.baseAddress, min($0.count, bytes - sent), 0)
-            }
-            guard count > 0 else {
-                throw SocketFailure("send after \(sent) bytes: \(String(cString: strerror(errno)))")
-            }
-            sent += count
+            let part = min(chunk.count, bytes - sent)
+            try connection.send(part == chunk.count ? chunk : Array(chunk[..<part]))
+            sent += part
         }
-        shutdown(descriptor, Int32(SHUT_WR))
+        connection.shutdown(.write)
         // Wait for the receiver's close, so that this process ends only once every byte has arrived.
-        while buffer.withUnsafeMutableBytes({ recv(descriptor, $0.baseAddress, $0.count, 0) }) > 0 {}
+        _ = try LoopbackBaseline.drain(connection, upTo: .max, chunk: 4096)
     }
 }
 

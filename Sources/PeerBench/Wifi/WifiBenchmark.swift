@@ -8,13 +8,20 @@ import SyncProtocol
 #endif
 
 /// `peerd-bench wifi`: catch-up of a fresh replica over a Wi-Fi-like link, printed as Markdown beside the
-/// link's own throughput measured in the same run. Two hosts of `scripts/netlab.sh` (``NetLab``): each
-/// host's link shaped by `tc tbf`, host 1 dropping packets at random both ways; a raw TCP transfer
-/// (``LinkProbe``) from host 1 to host 2 measures the link; then `peerd run` of A (host 1, a log built with
-/// the workload of `peerd-bench sync`) and of a fresh B (host 2, `--peer A`), timed from B's launch until
-/// B's database holds every event. The lab is taken down at the end, also on failure.
+/// link's own throughput measured in the same run.
 struct WifiBenchmark {
-    let options: WifiOptions
+    /// Events in the source replica A that a fresh B catches up from.
+    var events = 1_000_000
+    /// The `tc tbf` rate of each host's link, as `tc` reads it (`20mbit`, `5000kbit`).
+    var rate = "20mbit"
+    /// Percent of the packets dropped at random, each way.
+    var lossPercent = 0.5
+    /// Megabytes (10^6) of the raw TCP transfer that measures the link itself.
+    var probeMegabytes = 20
+    /// The `peerd` binary under test.
+    var peerd = ""
+    /// Where the lab's work directory goes (kept); nil means a temporary directory, removed at the end.
+    var directory: String?
 
     /// The 1M-event target of issue 16: a fresh replica catches up within this many seconds on the link.
     static let targetSeconds = 20.0
@@ -39,51 +46,42 @@ struct WifiBenchmark {
     }
 
     func run() async throws {
-        if options.helpRequested {
-            print(WifiOptions.usage)
-            return
-        }
-        let peerd = try options.peerd.map(ShellBenchmark.checkedBinary) ?? SyncDaemon.locatePeerd()
-        let bench = try Self.ownExecutable()
+        let bench = Executable.own
         if let reason = NetLab.unavailableReason(executables: [peerd, bench]) {
-            throw LabBenchmarkError("wifi: \(reason)")
+            throw LabFailure("wifi: \(reason)")
         }
-        for tool in ["/usr/sbin/tc", "/usr/sbin/nft", "/usr/bin/curl"]
+        for tool in ["/usr/sbin/tc", "/usr/sbin/nft"]
         where !FileManager.default.isExecutableFile(atPath: tool) {
-            throw LabBenchmarkError("wifi: needs \(tool) (packages iproute2, nftables, curl)")
+            throw LabFailure("wifi: needs \(tool) (packages iproute2, nftables)")
         }
-        let date = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
-        emit([
-            "## peerd-bench wifi: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(date)Z",
+        Markdown.emit([
+            "## peerd-bench wifi: `\(peerd)` (\(ShellBenchmark.identity(of: peerd))), run \(Markdown.now)",
             "",
-            "- command: `\((["peerd-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "))`",
+            Markdown.command,
             "- machine: \(Report.machine); load average (1 min) \(ShellBenchmark.loadAverage)",
             "- link: two hosts of scripts/netlab.sh (network namespaces on one bridge); each host's eth0 "
-                + "`tc tbf rate \(options.rate) burst 32kbit latency 50ms` (both directions), host 1 drops "
-                + "\(options.lossPercent) % of the packets it sends and of those it receives at random (nftables)",
+                + "`tc tbf rate \(rate) burst 32kbit latency 50ms` (both directions), host 1 drops "
+                + "\(lossPercent) % of the packets it sends and of those it receives at random (nftables)",
         ])
         var results = Results()
-        try await NetLab.with(hosts: 2, prefix: "bw", network: "10.82", peerd: peerd, directory: options.directory) {
+        try await NetLab.with(hosts: 2, prefix: "bw", network: "10.82", peerd: peerd, directory: directory) {
             lab in
             let key = ClusterKey.generate()
             let source = try buildSource(in: lab.directory.appendingPathComponent("A"), key: key, into: &results)
-            progress("wifi: shaping the link to \(options.rate), \(options.lossPercent) % loss each way")
-            for host in 1...2 { try await lab.limitRate(of: host, to: options.rate) }
-            try await lab.dropAtRandom(on: 1, perHundredThousand: Int((options.lossPercent * 1_000).rounded()))
+            progress("wifi: shaping the link to \(rate), \(lossPercent) % loss each way")
+            for host in 1...2 { try await lab.limitRate(of: host, to: rate) }
+            try await lab.dropAtRandom(on: 1, perHundredThousand: Int((lossPercent * 1_000).rounded()))
             try await probeLink(lab, bench: bench, into: &results)
             try await catchUp(lab, source: source, key: key, into: &results)
         }
-        emit(report(results))
+        Markdown.emit(report(results))
     }
 
     /// A's data directory: the cluster key and a log of `events` events of 4 origin feeds, ingested in
     /// process as `peerd-bench sync` builds its source (not timed as sync).
     private func buildSource(in directory: URL, key: ClusterKey, into results: inout Results) throws -> LabNode {
-        progress("wifi: building A with \(Report.grouped(Double(options.events))) events (4 origin feeds) ...")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try key.write(toFile: directory.appendingPathComponent("cluster.key").path)
-        let log = try SyncCatchUpBenchmark.signingSourceLog(in: directory.path)
-        let filled = try SyncCatchUpBenchmark.ingestOriginFeeds(events: options.events, into: log)
+        let filled = try SyncCatchUpBenchmark.buildSource(
+            in: directory.path, key: key, events: events, label: "wifi")
         results.payloadBytes = filled.payloadBytes
         results.buildSeconds = filled.seconds
         return LabNode(name: "A", host: 1, data: directory, replicaID: "bench-source")
@@ -91,8 +89,8 @@ struct WifiBenchmark {
 
     /// The raw TCP transfer from host 1 to host 2 through the shaped link.
     private func probeLink(_ lab: NetLab, bench: String, into results: inout Results) async throws {
-        let bytes = options.probeMegabytes * 1_000_000
-        progress("wifi: raw TCP, \(options.probeMegabytes) MB from host 1 to host 2 ...")
+        let bytes = probeMegabytes * 1_000_000
+        progress("wifi: raw TCP, \(probeMegabytes) MB from host 1 to host 2 ...")
         let receiver = try await lab.spawn(
             "link-probe receive", on: 2, [bench, "link-probe", "receive", Self.probePort])
         try await lab.wait("the link probe listening") {
@@ -119,12 +117,12 @@ struct WifiBenchmark {
         let (receiver, _) = try await lab.initNode("B", on: 2, joining: key.code)
         let a = try await lab.start(source, extra: ["--no-mdns"])
         let counter = try ReadOnlyEventCounter(path: receiver.data.appendingPathComponent("replica.db").path)
-        progress("wifi: B joins A and fetches \(Report.grouped(Double(options.events))) events ...")
+        progress("wifi: B joins A and fetches \(Report.grouped(Double(events))) events ...")
         let b = try await lab.start(receiver, peers: ["\(lab.address(of: 1)):4100"], extra: ["--no-mdns"])
         var lastReport = Date()
-        let timeout = max(300.0, Double(options.events) / 1_000)
+        let timeout = max(300.0, Double(events) / 1_000)
         try await lab.wait(
-            "B holding \(options.events) events", timeout: .seconds(timeout), every: .milliseconds(50)
+            "B holding \(events) events", timeout: .seconds(timeout), every: .milliseconds(50)
         ) {
             guard a.isRunning, b.isRunning else { throw LabFailure("a daemon ended during the catch-up") }
             let held = try counter.count()
@@ -134,91 +132,74 @@ struct WifiBenchmark {
                 lastReport = Date()
                 progress(String(format: "wifi: %.0f s, B holds %@ events", elapsed, Report.grouped(Double(held))))
             }
-            return held >= options.events
+            return held >= events
         }
         results.seconds = Date().timeIntervalSince(b.startedAt)
-        results.receivedBytes = try await Self.metric("peersync_bytes_received_total", of: lab, host: 2)
-        results.sentBytes = try await Self.metric("peersync_bytes_sent_total", of: lab, host: 1)
+        results.receivedBytes = try await Self.metric(
+            "peersync_bytes_received_total", of: lab, host: 2, bench: Executable.own)
+        results.sentBytes = try await Self.metric("peersync_bytes_sent_total", of: lab, host: 1, bench: Executable.own)
         results.sourcePeakMiB = ChildStats(pid: a.pid).peakMiB
         results.receiverPeakMiB = ChildStats(pid: b.pid).peakMiB
         progress(
             String(
-                format: "wifi: %@ events in %.1f s = %@ events/s", Report.grouped(Double(options.events)),
-                results.seconds, Report.grouped(Double(options.events) / results.seconds)))
+                format: "wifi: %@ events in %.1f s = %@ events/s", Report.grouped(Double(events)),
+                results.seconds, Report.grouped(Double(events) / results.seconds)))
         try await lab.stop(b)
         try await lab.stop(a)
     }
 
-    /// The value of counter `name` on the `/metrics` of the daemon in host `host` (its API on 127.0.0.1:4000).
-    private static func metric(_ name: String, of lab: NetLab, host: Int) async throws -> Double? {
-        let result = try await lab.exec(host, ["curl", "-sf", "http://127.0.0.1:4000/metrics"])
-        guard result.status == 0 else { return nil }
-        let line = result.stdout.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+    /// The value of counter `name` on the `/metrics` of the daemon in host `host` (its API on
+    /// 127.0.0.1:4000), read by `peerd-bench link-probe metric` inside the host.
+    private static func metric(_ name: String, of lab: NetLab, host: Int, bench: String) async throws -> Double? {
+        let result = try await lab.exec(host, [bench, "link-probe", "metric", "4000", name])
+        return result.status == 0 ? Double(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
     }
 
     private func report(_ results: Results) -> [String] {
-        let events = Double(options.events)
-        let rate = results.seconds > 0 ? events / results.seconds : 0
+        let count = Double(events)
+        let eventRate = results.seconds > 0 ? count / results.seconds : 0
         let link = results.probeMegabitsPerSecond
-        var rows = [
-            "| what | figure |",
-            "|---|---|",
-            "| link, raw TCP \(options.probeMegabytes) MB host 1 → host 2 (first byte to end) | "
-                + String(format: "**%.2f Mbit/s** (%.1f s; tbf rate %@)", link, results.probeSeconds, options.rate)
-                + " |",
-            "| catch-up of \(Report.grouped(events)) events, B's launch → B holds all | "
-                + String(format: "**%.1f s = %@ events/s**", results.seconds, Report.grouped(rate)) + " |",
-            "| first event at B after its launch | "
-                + (results.firstEventSeconds.map { String(format: "%.2f s", $0) } ?? "—") + " |",
-            "| payload | " + String(format: "%.1f bytes/event", Double(results.payloadBytes) / events) + " |",
-        ]
+        var table = MarkdownTable(["what", "figure"], leftAligned: 2)
+        table.row(
+            "link, raw TCP \(probeMegabytes) MB host 1 → host 2 (first byte to end)",
+            String(format: "**%.2f Mbit/s** (%.1f s; tbf rate %@)", link, results.probeSeconds, self.rate))
+        table.row(
+            "catch-up of \(Report.grouped(count)) events, B's launch → B holds all",
+            String(format: "**%.1f s = %@ events/s**", results.seconds, Report.grouped(eventRate)))
+        table.row(
+            "first event at B after its launch", results.firstEventSeconds.map { String(format: "%.2f s", $0) } ?? "—")
+        table.row("payload", String(format: "%.1f bytes/event", Double(results.payloadBytes) / count))
         if let received = results.receivedBytes {
             let megabits = results.seconds > 0 ? received * 8 / 1e6 / results.seconds : 0
-            rows += [
-                "| wire bytes B received (`peersync_bytes_received_total`) | "
-                    + String(format: "%@ = **%.1f bytes/event**", Report.grouped(received), received / events) + " |",
-                "| catch-up's effective throughput, B's bytes received / catch-up time | "
-                    + String(format: "%.2f Mbit/s = **%.2f× the link**", megabits, link > 0 ? megabits / link : 0)
-                    + " |",
-            ]
+            table.row(
+                "wire bytes B received (`peersync_bytes_received_total`)",
+                String(format: "%@ = **%.1f bytes/event**", Report.grouped(received), received / count))
+            table.row(
+                "catch-up's effective throughput, B's bytes received / catch-up time",
+                String(format: "%.2f Mbit/s = **%.2f× the link**", megabits, link > 0 ? megabits / link : 0))
         } else {
-            rows.append("| wire bytes B received | — (B's /metrics did not answer) |")
+            table.row("wire bytes B received", "— (B's /metrics did not answer)")
         }
         if let sent = results.sentBytes {
-            rows.append("| wire bytes A sent (`peersync_bytes_sent_total`) | \(Report.grouped(sent)) |")
+            table.row("wire bytes A sent (`peersync_bytes_sent_total`)", Report.grouped(sent))
         }
-        rows.append(
-            "| peak RSS (VmHWM) A / B | "
-                + String(format: "%.0f / %.0f MiB", results.sourcePeakMiB, results.receiverPeakMiB) + " |")
-        rows.append(
-            "| building A in process (not timed as sync) | " + String(format: "%.1f s", results.buildSeconds) + " |")
+        table.row(
+            "peak RSS (VmHWM) A / B", String(format: "%.0f / %.0f MiB", results.sourcePeakMiB, results.receiverPeakMiB))
+        table.row("building A in process (not timed as sync)", String(format: "%.1f s", results.buildSeconds))
         let target = "\(Report.grouped(Double(Self.targetEvents))) events in ≤ \(Int(Self.targetSeconds)) s"
         let verdict: String
-        let targetLink = options.rate == "20mbit" && options.lossPercent == 0.5
-        if options.events == Self.targetEvents && targetLink {
+        let targetLink = self.rate == "20mbit" && lossPercent == 0.5
+        if events == Self.targetEvents && targetLink {
             verdict =
                 "- \(results.seconds <= Self.targetSeconds ? "met" : "**not met**"): \(target) "
                 + String(format: "(%.1f s)", results.seconds)
         } else {
             verdict =
                 "- not measured: \(target) on a 20mbit link with 0.5 % loss; at this run's rate 1M events would "
-                + String(format: "take about %.0f s", Double(Self.targetEvents) / max(rate, 1e-9))
+                + String(format: "take about %.0f s", Double(Self.targetEvents) / max(eventRate, 1e-9))
                 + (targetLink ? " (run with `--events 1000000` to measure it)" : " on this run's link")
         }
-        return ["### Catch-up over the shaped link", ""] + rows + ["", "### Target", "", verdict]
+        return ["### Catch-up over the shaped link", ""] + table.lines + ["", "### Target", "", verdict]
     }
 
-    /// This executable (`/proc/self/exe`): the hosts run it as the link probe.
-    private static func ownExecutable() throws -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { throw LabBenchmarkError("wifi: cannot read /proc/self/exe") }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private func emit(_ lines: [String]) {
-        print(lines.joined(separator: "\n") + "\n")
-        fflush(nil)
-    }
 }
