@@ -99,6 +99,21 @@ import Testing
         #expect(sends(session.eventsRead(page(1...5, signed: true))))
     }
 
+    @Test func aFeedThatGrewWhileItsUnsignedPageWasReadIsReadAgainNotHeldBack() {
+        var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:]) { $0.sendsOnlyProvenRuns = true }
+        // The import's last batch, with the signed head, commits while the page of its first is read.
+        #expect(session.localCursorChanged([feed: 5]).isEmpty, "a read is pending")
+        let again = session.eventsRead(page(1...3, signed: false))
+        #expect(!sends(again))
+        #expect(
+            again.contains {
+                if case .readEvents(let ranges, _, _) = $0 { ranges.first?.seqs == 1...5 } else { false }
+            },
+            "read again from what the peer holds, not held back: \(again)")
+        #expect(session.declinedFeeds.isEmpty)
+        #expect(sends(session.eventsRead(page(1...5, signed: true))))
+    }
+
     @Test func withoutTheSettingAnUnsignedRunGoesAsBefore() {
         var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:])
         #expect(sends(session.eventsRead(page(1...3, signed: false))))

@@ -40,6 +40,9 @@ extension SyncSession {
         /// certificates cross the connection. Never every round.
         var declined: Set<FeedID> = []
         var readPending = false
+        /// Our cursor when the pending read was asked for: a feed that grew
+        /// since then is read again rather than held back (below).
+        var cursorAtRead = VectorCursor()
         /// A page read while the window was full, to go as the next batch
         /// the moment an ack opens it (so the link does not wait for a read).
         var heldPage: EventPage?
@@ -121,11 +124,17 @@ extension SyncSession {
             }
             var fresh: Set<FeedID> = []
             for (feed, run) in runs where run.upperBound > sentHeads[feed] && run.lowerBound <= sentHeads[feed] + 1 {
-                sentHeads[feed] = run.upperBound
                 if configuration.sendsOnlyProvenRuns && page.proofs[feed]?.head.signature == nil {
-                    declined.insert(feed)  // no signature covers it yet: held back, as if the peer declined it
+                    // No signature covers it yet. If the feed grew while the page was read (an import
+                    // committing its last batch, which brings the signed head), it is read again;
+                    // otherwise it is held back, as if the peer declined it, until our head moves.
+                    if localCursor[feed] <= cursorAtRead[feed] {
+                        sentHeads[feed] = run.upperBound
+                        declined.insert(feed)
+                    }
                     continue
                 }
+                sentHeads[feed] = run.upperBound
                 fresh.insert(feed)
             }
             guard !fresh.isEmpty else { return pump(localCursor: localCursor, configuration: configuration) }
@@ -176,6 +185,7 @@ extension SyncSession {
             guard !ranges.isEmpty else { return [] }
             ranges.sort { $0.feed < $1.feed }
             readPending = true
+            cursorAtRead = localCursor
             return [
                 .readEvents(ranges: ranges, maxEvents: configuration.batchEvents, maxBytes: configuration.batchBytes)
             ]
