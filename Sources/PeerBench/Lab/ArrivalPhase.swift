@@ -84,12 +84,12 @@ struct ArrivalPhase {
             try counter.count() >= events
         }
         let caughtUp = Date().timeIntervalSince(daemon.startedAt)
-        guard let identified = daemon.log.time(of: "peer identified", "peer=\(d1.node.replicaID)") else {
+        guard let identified = daemon.log.records(.peerIdentified, ["peer": d1.node.replicaID]).first?.time else {
             throw LabFailure("\(name) holds base's events but logged no `peer identified` for it")
         }
-        let discovered = daemon.log.time(of: "peer discovered", "peer=\(d1.node.replicaID)")
+        let discovered = daemon.log.records(.peerDiscovered, ["peer": d1.node.replicaID]).first?.time
         try await lab.wait("base discovering \(name)") {
-            d1.log.count("peer discovered", "peer=\(node.replicaID)") > 0
+            !d1.log.records(.peerDiscovered, ["peer": node.replicaID]).isEmpty
         }
         let arrival = Arrival(
             discovered: discovered?.timeIntervalSince(daemon.startedAt),
@@ -101,51 +101,45 @@ struct ArrivalPhase {
     private func leave(_ daemon: LabDaemon, from d1: LabDaemon) async throws {
         try await lab.stop(daemon)
         try await lab.wait("base seeing \(daemon.node.name)'s service withdrawn") {
-            d1.log.count("peer withdrawn", "peer=\(daemon.node.replicaID)") > 0
+            !d1.log.records(.peerWithdrawn, ["peer": daemon.node.replicaID]).isEmpty
         }
     }
 
     /// `kill -9`: the kernel closes the dead process's sockets, so base hears it at once.
     private func kill(_ victim: LabDaemon, noticedBy d1: LabDaemon, into results: inout Results) async throws {
-        let fromHost2 = "remote=\(lab.address(of: 2))"
-        let closedBefore = d1.log.count("connection closed", fromHost2)
+        let fromHost2 = ["remote": lab.address(of: 2)]
+        let closedBefore = d1.log.records(.connectionClosed, fromHost2).count
         let killedAt = try await lab.stop(victim, signal: SIGKILL)
         try await lab.wait("base losing the killed peer") {
-            d1.log.count("connection closed", fromHost2) > closedBefore
+            d1.log.records(.connectionClosed, fromHost2).count > closedBefore
         }
-        let line = d1.log.lines(containing: "connection closed", fromHost2)[closedBefore]
-        if let noticed = LabLog.timestamp(line) { results.killNoticed = noticed.timeIntervalSince(killedAt) }
-        results.killReason = Self.reason(of: line)
+        let closed = d1.log.records(.connectionClosed, fromHost2)[closedBefore]
+        if let noticed = closed.time { results.killNoticed = noticed.timeIntervalSince(killedAt) }
+        results.killReason = closed["reason"] ?? "?"
         try await lab.wait("base seeing the killed peer's service withdrawn") {
-            d1.log.count("peer withdrawn", "peer=\(victim.node.replicaID)") > 0
+            !d1.log.records(.peerWithdrawn, ["peer": victim.node.replicaID]).isEmpty
         }
     }
 
     /// SIGSTOP: a hung process keeps its connections open and silent; only the dead-peer timeout notices.
     private func hang(noticedBy d1: LabDaemon, into results: inout Results) async throws {
         progress("lab: a peer that hangs (SIGSTOP)")
-        let fromHost2 = "remote=\(lab.address(of: 2))"
+        let fromHost2 = ["remote": lab.address(of: 2)]
         let (node, _) = try await lab.initNode("hung", on: 2, joining: code)
         let counter = try ReadOnlyEventCounter(path: node.data.appendingPathComponent("replica.db").path)
         let hung = try await lab.start(node)
         try await lab.wait("base identifying the peer that will hang") {
-            try d1.log.count("peer identified", "peer=\(node.replicaID)") > 0 && counter.count() >= events
+            try !d1.log.records(.peerIdentified, ["peer": node.replicaID]).isEmpty && counter.count() >= events
         }
-        let closedBefore = d1.log.count("connection closed", fromHost2)
+        let closedBefore = d1.log.records(.connectionClosed, fromHost2).count
         let stoppedAt = Date()
         try hung.send(SIGSTOP)
         try await lab.wait("base closing the silent connection") {
-            d1.log.count("connection closed", fromHost2) > closedBefore
+            d1.log.records(.connectionClosed, fromHost2).count > closedBefore
         }
-        let line = d1.log.lines(containing: "connection closed", fromHost2)[closedBefore]
-        if let noticed = LabLog.timestamp(line) { results.hangNoticed = noticed.timeIntervalSince(stoppedAt) }
-        results.hangReason = Self.reason(of: line)
+        let closed = d1.log.records(.connectionClosed, fromHost2)[closedBefore]
+        if let noticed = closed.time { results.hangNoticed = noticed.timeIntervalSince(stoppedAt) }
+        results.hangReason = closed["reason"] ?? "?"
         try await lab.stop(hung, signal: SIGKILL)
-    }
-
-    /// The `reason=` of a `connection closed` line, without its quotes.
-    private static func reason(of line: String) -> String {
-        guard let field = line.range(of: "reason=") else { return "?" }
-        return line[field.upperBound...].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
     }
 }

@@ -39,9 +39,9 @@ struct DescriptorPhase {
         let started = ContinuousClock.now
         var connected: (seconds: Double, evidence: String)?
         while connected == nil && (ContinuousClock.now - started).seconds < 30 {
-            if d.daemon.logLines(since: logStart).contains(where: { $0.contains(#"msg="peer identified""#) }) {
+            if !d.daemon.logLines(since: logStart).records(.peerIdentified).isEmpty {
                 connected = ((ContinuousClock.now - started).seconds, "`peer identified` in D's log")
-            } else if e.daemon.logLines(since: eLogStart).contains(where: { $0.contains(#"msg="peer identified""#) }) {
+            } else if !e.daemon.logLines(since: eLogStart).records(.peerIdentified).isEmpty {
                 connected = ((ContinuousClock.now - started).seconds, "`peer identified` in E's log")
             } else if (try? e.api.peersConnected(seconds: 2)) == 1 {
                 connected = ((ContinuousClock.now - started).seconds, "E's /status: sync.peers_connected 1")

@@ -96,7 +96,7 @@ struct GossipPhase {
     }
 
     static func refused(_ lines: [Substring]) -> Int {
-        lines.count { $0.contains(#"msg="connection refused""#) }
+        lines.records(.connectionRefused).count
     }
 
     static func describe(_ attack: GossipAttack) -> String {
