@@ -97,8 +97,8 @@ struct CatchUpLivePhase {
     private func waitUntilHolding(_ count: Int, _ replica: PeerProcess, seconds: Double, others: [PeerProcess]) throws {
         var lastReport = ContinuousClock.now
         try waitUntil("\(replica.name) to hold \(count) events", seconds: seconds, pollMs: 500) {
-            try replica.checkRunning()
-            for other in others { try other.checkRunning() }
+            try replica.daemon.checkRunning()
+            for other in others { try other.daemon.checkRunning() }
             let held = (try? replica.api.eventCount(seconds: 10)) ?? 0
             if ContinuousClock.now - lastReport > .seconds(10) {
                 lastReport = ContinuousClock.now

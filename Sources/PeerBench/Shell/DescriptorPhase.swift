@@ -17,8 +17,8 @@ struct DescriptorPhase {
         let dataE = try cluster.initialize("E", joining: dataD)
         let d = try cluster.start("D", data: dataD, descriptorLimit: DescriptorPhase.descriptorLimit)
         let logStart = d.daemon.logOffset
-        let before = (descriptors: d.openDescriptors, threads: d.sample().threads)
-        let limit = ChildStats.openFilesLimit(pid: d.pid)
+        let before = (descriptors: d.openDescriptors, threads: d.daemon.sample().threads)
+        let limit = ChildStats.openFilesLimit(pid: d.daemon.pid)
 
         progress("fds: \(DescriptorPhase.connections) connections to D's gossip port, held 3 s ...")
         var peak = PeakWatch(d)

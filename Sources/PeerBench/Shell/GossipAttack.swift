@@ -99,7 +99,7 @@ extension GossipPhase {
         progress("gossip: \(attack.name): closed; checking that a new write still reaches B ...")
         probe.sample(0, into: &result.afterwards)
         result.settleSeconds = a.waitForThreads(atMost: baselineThreads + 2, seconds: 30)
-        result.threadsAfter = a.sample().threads
+        result.threadsAfter = a.daemon.sample().threads
         result.exitAfter = a.exitDescription
         if result.settleSeconds == nil && result.exitAfter == nil { result.threadNamesAfter = a.threadNames() }
         result.logLinesAll = a.daemon.logLines(since: logStart)

@@ -14,11 +14,11 @@ struct GossipPhase {
         try probe.waitForFirstDelivery()
 
         progress("gossip: baseline: 100 live writes A→B, one every 20 ms ...")
-        let baselineStats = a.sample()
+        let baselineStats = a.daemon.sample()
         let baselineDescriptors = a.openDescriptors
         let baseline = probe.run(count: 100, intervalMs: 20)
         let baselineThreads = baselineStats.threads ?? 0
-        let descriptorLimit = ChildStats.openFilesLimit(pid: a.pid)
+        let descriptorLimit = ChildStats.openFilesLimit(pid: a.daemon.pid)
         var results: [AttackResult] = []
         var stopped: String?
         for attack in GossipAttack.all {

@@ -20,7 +20,7 @@ struct HTTPLoadPhase {
         let a = try cluster.start("A", data: try cluster.initialize("A"))
         for index in 1...5 { try a.api.createItem("seed \(index)") }
         progress("http: baseline: 100 sequential GET /health ...")
-        let baselineStats = a.sample()
+        let baselineStats = a.daemon.sample()
         let baseline = NormalClient(api: a.api).run(health: 100, writes: 0, stop: StopFlag())
 
         progress("http: \(HTTPLoadPhase.streams) change streams and \(HTTPLoadPhase.slowHeads) slow heads ...")

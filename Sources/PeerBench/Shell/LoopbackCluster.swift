@@ -43,7 +43,7 @@ final class LoopbackCluster {
             descriptorLimit: descriptorLimit, extra: extra)
         started.append(process)
         progress(
-            "\(phase): \(name) runs (pid \(process.pid)), gossip 127.0.0.1:\(process.gossipPort), "
+            "\(phase): \(name) runs (pid \(process.daemon.pid)), gossip 127.0.0.1:\(process.gossipPort), "
                 + "http 127.0.0.1:\(process.api.port)")
         return process
     }
@@ -70,7 +70,7 @@ final class LoopbackCluster {
 
     /// Stops every daemon it started, newest first.
     func stopAll() {
-        for process in started.reversed() { process.stop() }
+        for process in started.reversed() { process.daemon.stop() }
         started = []
     }
 }
@@ -92,7 +92,7 @@ struct PeakWatch {
 
     /// Samples the daemon now.
     mutating func note() {
-        let stats = process.sample()
+        let stats = process.daemon.sample()
         threads = max(threads, stats.threads ?? 0)
         if stats.residentMiB.isFinite { residentMiB = max(residentMiB, stats.residentMiB) }
         if stats.peakMiB.isFinite { highWaterMiB = stats.peakMiB }

@@ -55,19 +55,8 @@ final class PeerProcess {
 
     deinit { daemon.stop() }
 
-    var pid: Int32 { daemon.pid }
-
-    /// Memory and threads now.
-    func sample() -> ChildStats { daemon.sample() }
-
     /// Descriptors it has open now.
-    var openDescriptors: Int? { ChildStats.openDescriptors(pid: pid) }
-
-    /// SIGTERM, and SIGKILL after 20 s.
-    func stop() { daemon.stop() }
-
-    /// Throws when it exited.
-    func checkRunning() throws { try daemon.checkRunning() }
+    var openDescriptors: Int? { ChildStats.openDescriptors(pid: daemon.pid) }
 
     /// How it ended, nil while it runs: `exited with status 1`, `killed by signal 9`.
     var exitDescription: String? {
@@ -82,7 +71,7 @@ final class PeerProcess {
         let start = ContinuousClock.now
         var dropped = false
         _ = Poll.until(timeout: .milliseconds(Int(seconds * 1000)), every: .milliseconds(100)) {
-            dropped = sample().threads.map { $0 <= threads } ?? false
+            dropped = daemon.sample().threads.map { $0 <= threads } ?? false
             return dropped || !daemon.child.isRunning
         }
         return dropped ? (ContinuousClock.now - start).seconds : nil
@@ -91,9 +80,9 @@ final class PeerProcess {
     /// Its threads by name (`/proc/<pid>/task/*/comm`, trailing digits
     /// dropped), most frequent first: `peersync-conn- × 20, peerd × 1`.
     func threadNames() -> String {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task")) ?? []
         let names = tasks.compactMap { task in
-            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)).map { comm in
+            (try? String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/comm", encoding: .utf8)).map { comm in
                 String(
                     comm.trimmingCharacters(in: .whitespacesAndNewlines).reversed().drop(while: \.isNumber).reversed())
             }

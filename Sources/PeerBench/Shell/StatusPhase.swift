@@ -37,7 +37,7 @@ struct StatusPhase {
             floods.append((kind, tally, seconds))
             firstFailure = firstFailure ?? tally.firstFailure
         }
-        let stats = a.sample()
+        let stats = a.daemon.sample()
 
         let summary = LatencySummary(sequential.latencies)
         var table = MarkdownTable(["Sequential `GET /status` (20,000 items)", "Value"])
