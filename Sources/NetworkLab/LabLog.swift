@@ -5,7 +5,6 @@ import Foundation
 ///
 /// ```swift
 /// let identified = daemon.log.count("peer identified", "peer=\(other.replicaID)")
-/// let when = daemon.log.time(of: "connection closed", "remote=10.79.3.12")
 /// ```
 public struct LabLog: Sendable {
     /// The file.
@@ -30,19 +29,4 @@ public struct LabLog: Sendable {
 
     /// How many lines contain every one of `parts`.
     public func count(_ parts: String...) -> Int { lines(containingAll: parts).count }
-
-    /// The `ts=` of the `index`th line that contains every one of `parts`.
-    public func time(of parts: String..., index: Int = 0) -> Date? {
-        let matching = lines(containingAll: parts)
-        guard index < matching.count else { return nil }
-        return Self.timestamp(matching[index])
-    }
-
-    /// The `ts=2026-11-29T21:59:27.123Z` a log line (peerd's logfmt) starts with.
-    public static func timestamp(_ line: String) -> Date? {
-        guard let field = line.split(separator: " ").first, field.hasPrefix("ts=") else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: String(field.dropFirst(3)))
-    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension LogRecord {
     /// The record one log line holds, as `line` writes it (a leading `ts=`
     /// or any other unknown field before `level` is kept as a field); nil
@@ -9,6 +11,25 @@ extension LogRecord {
         else { return nil }
         let message = pairs.removeValue("msg") ?? ""
         self.init(level, event, message, pairs)
+    }
+
+    /// The records among `lines` of `event` whose fields hold every one of `fields`.
+    public static func records(
+        in lines: some Sequence<some StringProtocol>, _ event: LogEvent, _ fields: [String: String] = [:]
+    ) -> [LogRecord] {
+        lines.compactMap { LogRecord(parsing: $0) }.filter { $0.matches(event, fields) }
+    }
+
+    /// True when the record is of `event` and its fields hold every one of `fields`.
+    public func matches(_ event: LogEvent, _ fields: [String: String] = [:]) -> Bool {
+        self.event == event && fields.allSatisfy { self[$0.key] == $0.value }
+    }
+
+    /// When the daemon wrote the line: its `ts=` field, as `StandardErrorLog` writes it.
+    public var loggedAt: Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return self["ts"].flatMap { formatter.date(from: $0) }
     }
 
     /// The `key=value` pairs of a line, unquoting quoted values.

@@ -26,7 +26,7 @@ struct SilentPeerTests {
         let silent: @Sendable (LogRecord) -> Bool = { $0["reason"]?.hasPrefix("peer silent") == true }
         #expect(a.waitForEvent(.connectionClosed, where: silent), "\(a.stderr)")
         let closed = try #require(a.events(.connectionClosed).first(where: silent))
-        let closedAt = try #require(closed.time, "\(closed.line)")
+        let closedAt = try #require(closed.loggedAt, "\(closed.line)")
         // Counted from the last frame a heard (the cursor exchange every second): 5 to 7 s after the stop.
         let silence = closedAt.timeIntervalSince(stoppedAt)
         #expect(silence > 4 && silence < 10, "closed \(silence) s after the stop: \(closed.line)")

@@ -15,6 +15,8 @@ import Testing
         #expect(parsed["reason"] == #"peer said goodbye: "done" = a\b"#)
         #expect(parsed["note"] == "two\nlines" && parsed["empty"] == "" && parsed["conn"] == "7")
         #expect(parsed["ts"] == "2026-12-03T18:00:00.000Z")
+        #expect(parsed.loggedAt == Date(timeIntervalSince1970: 1_796_320_800))
+        #expect(parsed.matches(.connectionClosed, ["conn": "7"]) && !parsed.matches(.connectionClosed, ["conn": "8"]))
     }
 
     @Test func aLineWithoutAKnownEventIsNotARecord() {

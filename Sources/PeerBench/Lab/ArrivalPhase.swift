@@ -84,10 +84,10 @@ struct ArrivalPhase {
             try counter.count() >= events
         }
         let caughtUp = Date().timeIntervalSince(daemon.startedAt)
-        guard let identified = daemon.log.records(.peerIdentified, ["peer": d1.node.replicaID]).first?.time else {
+        guard let identified = daemon.log.records(.peerIdentified, ["peer": d1.node.replicaID]).first?.loggedAt else {
             throw LabFailure("\(name) holds base's events but logged no `peer identified` for it")
         }
-        let discovered = daemon.log.records(.peerDiscovered, ["peer": d1.node.replicaID]).first?.time
+        let discovered = daemon.log.records(.peerDiscovered, ["peer": d1.node.replicaID]).first?.loggedAt
         try await lab.wait("base discovering \(name)") {
             !d1.log.records(.peerDiscovered, ["peer": node.replicaID]).isEmpty
         }
@@ -114,7 +114,7 @@ struct ArrivalPhase {
             d1.log.records(.connectionClosed, fromHost2).count > closedBefore
         }
         let closed = d1.log.records(.connectionClosed, fromHost2)[closedBefore]
-        if let noticed = closed.time { results.killNoticed = noticed.timeIntervalSince(killedAt) }
+        if let noticed = closed.loggedAt { results.killNoticed = noticed.timeIntervalSince(killedAt) }
         results.killReason = closed["reason"] ?? "?"
         try await lab.wait("base seeing the killed peer's service withdrawn") {
             !d1.log.records(.peerWithdrawn, ["peer": victim.node.replicaID]).isEmpty
@@ -138,7 +138,7 @@ struct ArrivalPhase {
             d1.log.records(.connectionClosed, fromHost2).count > closedBefore
         }
         let closed = d1.log.records(.connectionClosed, fromHost2)[closedBefore]
-        if let noticed = closed.time { results.hangNoticed = noticed.timeIntervalSince(stoppedAt) }
+        if let noticed = closed.loggedAt { results.hangNoticed = noticed.timeIntervalSince(stoppedAt) }
         results.hangReason = closed["reason"] ?? "?"
         try await lab.stop(hung, signal: SIGKILL)
     }

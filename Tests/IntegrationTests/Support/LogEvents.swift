@@ -16,7 +16,7 @@ extension OutputCapture {
 
     /// The records of `event` whose fields hold every one of `fields`.
     func events(_ event: LogEvent, _ fields: [String: String] = [:]) -> [LogRecord] {
-        events.filter { $0.matches(event, fields) }
+        LogRecord.records(in: lines, event, fields)
     }
 
     /// Waits until a record of `event` with `fields` (and passing `check`) is logged.
@@ -45,18 +45,5 @@ extension Daemon {
         where check: @escaping (LogRecord) -> Bool = { _ in true }
     ) -> Bool {
         child.stderr.waitForEvent(event, fields, timeout: timeout, where: check)
-    }
-}
-
-extension LogRecord {
-    /// When the daemon logged it: its `ts=` field.
-    var time: Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return self["ts"].flatMap { formatter.date(from: $0) }
-    }
-
-    func matches(_ event: LogEvent, _ fields: [String: String]) -> Bool {
-        self.event == event && fields.allSatisfy { self[$0.key] == $0.value }
     }
 }
