@@ -43,7 +43,7 @@ final class ChangeStream: ResponseStream, @unchecked Sendable {
         self.reads = reads
         self.changes = changes
         self.offset = offset
-        keepalive = .milliseconds(Int64(keepaliveSeconds * 1000))
+        keepalive = .seconds(keepaliveSeconds)
         lastSent = .now
         // Sent at once, so the client sees the stream open before any event.
         pending.append(": peersync change stream after offset \(offset)\n\n")

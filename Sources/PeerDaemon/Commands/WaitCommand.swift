@@ -36,12 +36,11 @@ enum WaitCommand {
             let status = try JSONDecoder().decode(DaemonStatus.self, from: Data(try api.call("GET", "/status").utf8))
             let sync = status.sync
             let converged = sync.peers_in_sync >= peers && sync.events_missing == 0
-            let (seconds, attoseconds) = (ContinuousClock.now - started).components
-            let elapsed = Double(seconds) + Double(attoseconds) / 1e18
+            let elapsed = ContinuousClock.now - started
             let line =
                 "\(min(sync.peers_in_sync, peers))/\(peers) peers in sync, \(sync.events_missing) events missing, "
                 + "\(sync.peers_connected) connected, \(status.replica.event_count) events, "
-                + "hash \(status.replica.state_hash.prefix(12)) (\(Int(elapsed)) s)"
+                + "hash \(status.replica.state_hash.prefix(12)) (\(elapsed.components.seconds) s)"
             if terminal {
                 let done = peers == 0 ? 20 : 20 * min(sync.peers_in_sync, peers) / peers
                 let bar = String(repeating: "#", count: done) + String(repeating: "-", count: 20 - done)
@@ -54,7 +53,7 @@ enum WaitCommand {
                 write(terminal ? "\nconverged\n" : "converged\n")
                 return
             }
-            if elapsed >= timeout {
+            if elapsed >= .seconds(timeout) {
                 if terminal { write("\n") }
                 throw CommandError("not converged with \(peers) peers after \(timeoutText(timeout)) s: \(line)")
             }

@@ -88,15 +88,16 @@ final class ClaimGrantor: @unchecked Sendable {
     }
 
     private func note(_ answer: Event, for request: Event) {
-        let event: LogEvent
+        let (event, message): (LogEvent, String)
         switch SessionEvent.parse(answer.payload) {
-        case .claimGranted: event = .claimGranted
-        case .claimRefused(_, let holder): event = holder == nil ? .claimExpired : .claimRefused
+        case .claimGranted: (event, message) = (.claimGranted, "claim granted")
+        case .claimRefused(_, nil): (event, message) = (.claimExpired, "claim expired")
+        case .claimRefused: (event, message) = (.claimRefused, "claim refused")
         default: return
         }
         log(
             LogRecord(
-                .info, event, "claim \(event.rawValue.dropFirst("claim.".count))",
+                .info, event, message,
                 [
                     ("entity", "\(request.entityType)/\(request.entityID)"), ("requester", request.writer),
                     ("request", request.eventID.uuidString.lowercased()),
