@@ -18,8 +18,10 @@ enum Fold {
     /// what sessions dropped and what undos cancelled; session events and
     /// undos themselves are in none. Sessions come first: an undo by a
     /// writer who does not hold the entity is dropped and cancels nothing.
-    static func resolve(inCanonicalOrder history: [Event]) -> Resolution {
-        let sessions = SessionFold.resolve(inCanonicalOrder: history)
+    /// `start` is who held the entity before `history` (a checkpoint's
+    /// holder, when the history is what follows it).
+    static func resolve(inCanonicalOrder history: [Event], startingFrom start: SessionState = .free) -> Resolution {
+        let sessions = SessionFold.resolve(inCanonicalOrder: history, startingFrom: start)
         let history = sessions.kept
         let undos = history.map { UndoneEvent.parse($0.payload) }
         let cancelledIDs = cancelledEventIDs(history, undos: undos)

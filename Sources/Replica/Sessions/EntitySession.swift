@@ -53,9 +53,10 @@ public struct ClaimRequest: Sendable, Hashable {
 }
 
 extension EntitySession {
-    /// Builds the report from an entity's whole history in canonical order.
-    init(entityType: String, entityID: String, history: [Event]) {
-        let resolution = SessionFold.resolve(inCanonicalOrder: history)
+    /// Builds the report from an entity's history in canonical order, after
+    /// the session state `start` (a checkpoint's; free for a whole history).
+    init(entityType: String, entityID: String, history: [Event], startingFrom start: SessionState = .free) {
+        let resolution = SessionFold.resolve(inCanonicalOrder: history, startingFrom: start)
         var requests: [ClaimRequest] = []
         var answers: [UUID: Event] = [:]
         for event in history {

@@ -25,16 +25,18 @@ enum SessionFold {
         var hasSessions = false
     }
 
-    /// Resolves a history sorted in canonical order; of an event held in
-    /// two thin-client feeds only the first copy counts (docs/relay.md).
-    static func resolve(inCanonicalOrder history: [Event]) -> Resolution {
+    /// Resolves a history sorted in canonical order, from the session
+    /// state `start` (a checkpoint's, for the events after it); of an event
+    /// held in two thin-client feeds only the first copy counts (docs/relay.md).
+    static func resolve(inCanonicalOrder history: [Event], startingFrom start: SessionState = .free) -> Resolution {
         let history = Fold.withoutRepeatedThinClientCopies(history)
         var resolution = Resolution()
-        guard history.contains(where: { SessionEvent.mayBe($0.payload) }) else {
+        guard start.holder != nil || history.contains(where: { SessionEvent.mayBe($0.payload) }) else {
             resolution.kept = history
+            resolution.state = start
             return resolution
         }
-        var state = SessionState.free
+        var state = start
         // Only the first answer to a request counts (two relays cut off from each other may both answer).
         var answered: Set<UUID> = []
         for event in history {

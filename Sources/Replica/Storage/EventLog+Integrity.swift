@@ -117,6 +117,13 @@ private struct IntegrityCheck {
         while try feedRows.step() {
             feeds[feedRows.int64(0)] = (FeedID(replicaID: feedRows.text(1), scope: feedRows.text(2)), feedRows.int64(3))
         }
+        // A log that started from a checkpoint holds no event it covers.
+        try log.refreshCoveredEvents()
+        let historyHeld = try EventLog.readMeta(db, "history_held") != "0"
+        func start(_ feed: FeedID?) -> Int64 {
+            guard !historyHeld, let feed else { return 0 }
+            return Int64(log.covered.cursor[feed])
+        }
         var walked: Set<Int64> = []
         var walk: (row: Int64, feed: FeedWalk)?
         var slots = try FeedSlots(db)
@@ -132,14 +139,20 @@ private struct IntegrityCheck {
                             .unknownFeed,
                             "the event at offset \(slot.offset) names feed row \(row), which is not in feeds"))
                 }
-                walk = (row, FeedWalk(feed: feeds[row]?.feed ?? FeedID(replicaID: "(feed row \(row))")))
+                walk = (
+                    row,
+                    FeedWalk(
+                        feed: feeds[row]?.feed ?? FeedID(replicaID: "(feed row \(row))"), after: start(feeds[row]?.feed)
+                    )
+                )
             }
             report.eventCount += 1
             walk?.feed.take(seq: slot.seq, offset: slot.offset)
         }
         report.findings += slots.findings
         if let (done, feed) = walk { report.findings += feed.finished(head: feeds[done]?.head) }
-        for (row, entry) in feeds.sorted(by: { $0.key < $1.key }) where entry.head != 0 && !walked.contains(row) {
+        for (row, entry) in feeds.sorted(by: { $0.key < $1.key })
+        where entry.head != start(entry.feed) && !walked.contains(row) {
             report.findings.append(
                 Finding(
                     .gap,
@@ -298,6 +311,7 @@ private struct IntegrityCheck {
             }
             let head = current.heads[row] ?? (entities.isNull(4) ? nil : entities.int64(4))
             let count = stored[row] ?? 0
+            let base = try log.checkpointBase(entityRow: row)
             func finding(_ kind: Finding.Kind, _ detail: String) -> Finding {
                 Finding(kind, "\(type)/\(id): \(detail)", entityType: type, entityID: id)
             }
@@ -305,8 +319,9 @@ private struct IntegrityCheck {
                 if count > 0 {
                     report.findings.append(finding(.chain, "\(count) events are stored but none is its chain's head"))
                 }
-                if held != nil {
-                    report.findings.append(finding(.projection, "it has a projection but its chain is empty"))
+                if held != base?.state {
+                    report.findings.append(
+                        finding(.projection, "it has no events, and its projection is not its checkpoint base"))
                 }
                 continue
             }
@@ -318,14 +333,11 @@ private struct IntegrityCheck {
                 report.findings.append(
                     finding(.chain, "its chain from offset \(head) reaches \(chain.count) events, \(count) are stored"))
             }
-            let history = chain.map(\.stored.event).sorted { $0.orderKey < $1.orderKey }
-            var poison: [UUID] = []
-            let fresh =
-                EventLog.hasProjection(history)
-                ? domain.encode(
-                    domain.apply(
-                        Fold.resolve(inCanonicalOrder: history).effective, to: domain.state(entityID: id, from: nil),
-                        poison: &poison)) : nil
+            // A fresh fold of what the checkpoint does not cover, on its base.
+            let history = chain.map(\.stored.event).filter { !log.covered.covers($0) }
+                .sorted { $0.orderKey < $1.orderKey }
+            let fresh = EventLog.base(entityType: type, entityID: id, domain: domain, start: base, afterIt: history)?
+                .state
             if held != fresh {
                 report.findings.append(
                     finding(

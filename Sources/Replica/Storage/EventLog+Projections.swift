@@ -35,6 +35,7 @@ extension EventLog {
     /// the fold of the tail. Returns it.
     func syncedProjections() throws -> PendingProjections {
         try refreshDeclaredDomains()
+        try refreshCoveredEvents()
         let (projected, newest) = try projectionOffsets()
         var current = pending ?? PendingProjections(projectedOffset: projected, knownOffset: projected)
         if pending == nil || current.projectedOffset != projected || current.knownOffset > newest {
@@ -159,7 +160,7 @@ extension EventLog {
             // A second copy of a thin client's event is folded once: refold, so every replica agrees.
             let holdsCopy = try group.contains { try isRepeatedThinClientCopy(events[$0].stored) }
             current.states[entityRow] = try fold(
-                domain: domain, base: holdsCopy ? nil : base, newEvents: newEvents,
+                entityRow: entityRow, domain: domain, base: holdsCopy ? nil : base, newEvents: newEvents,
                 head: wholeHistory ? nil : newEvents.offsets.max()!, poison: &current.poisonOffsets)
         }
     }
@@ -185,9 +186,11 @@ extension EventLog {
 
     /// The entity's state after `newEvents`: applied on top of `base` when
     /// they all sort after it and none is an undo, else refolded from the
-    /// history ending at offset `head` (nil: `newEvents` are the whole history).
+    /// history ending at offset `head` (nil: `newEvents` are the whole
+    /// history), on top of the entity's checkpoint base when it has one.
     private func fold(
-        domain: Domain, base: FoldedEntity?, newEvents: NewlyStored, head: Int64?, poison: inout Set<Int64>
+        entityRow: Int64, domain: Domain, base: FoldedEntity?, newEvents: NewlyStored, head: Int64?,
+        poison: inout Set<Int64>
     ) throws -> FoldedEntity {
         let events = newEvents.events
         var poisonIDs: [UUID] = []
@@ -213,23 +216,30 @@ extension EventLog {
             let stored = try entityHistory(head: head)
             history = NewlyStored(stored.map(\.event), offsets: stored.map(\.offset))
         }
-        let needsResolving = history.events.contains {
-            $0.feed.isThinClient || UndoneEvent.parse($0.payload) != nil || SessionEvent.mayBe($0.payload)
+        let start = try checkpointBase(entityRow: entityRow)
+        guard let lastKey = history.events.last?.orderKey ?? start?.lastKey else {
+            throw EventLogError.corrupt(
+                path: path, reason: "an entity to fold has neither events nor a checkpoint base")
         }
+        let needsResolving =
+            start?.session.holder != nil
+            || history.events.contains {
+                $0.feed.isThinClient || UndoneEvent.parse($0.payload) != nil || SessionEvent.mayBe($0.payload)
+            }
         let resolution =
             needsResolving
-            ? Fold.resolve(inCanonicalOrder: history.events) : Fold.Resolution(effective: history.events)
+            ? Fold.resolve(inCanonicalOrder: history.events, startingFrom: start?.session ?? .free)
+            : Fold.Resolution(effective: history.events)
         let state = domain.apply(
-            resolution.effective, to: domain.state(entityID: events[0].entityID, from: nil), poison: &poisonIDs)
+            resolution.effective, to: domain.state(entityID: events[0].entityID, from: start?.state),
+            poison: &poisonIDs)
         // Poison is a property of the event, undone, dropped or not, so that every
         // replica counts the same whatever order undo and target arrived in.
         poisonIDs += (resolution.cancelled + resolution.dropped.map(\.event))
             .filter { !domain.decodesStoredEvent($0.payload) && !domain.decodes($0.payload) }.map(\.eventID)
         record(poisonIDs, in: history.events, offsets: history.offsets, into: &poison)
-        var folded = FoldedEntity(
-            domain: domain, state: state, lastKey: history.events[history.events.count - 1].orderKey,
-            holder: resolution.session.holder)
-        folded.hasState = Self.hasProjection(history.events)
+        var folded = FoldedEntity(domain: domain, state: state, lastKey: lastKey, holder: resolution.session.holder)
+        folded.hasState = start?.state != nil || Self.hasProjection(history.events)
         return folded
     }
 
@@ -253,7 +263,8 @@ extension EventLog {
                     current.poisonOffsets.remove(event.offset)
                     try db.cached("DELETE FROM poison WHERE local_offset = ?").run([.int(event.offset)])
                 }
-                current.states[row] = try freshFold(stored, domain: domain, poison: &current.poisonOffsets)
+                current.states[row] = try freshFold(
+                    stored, entityRow: row, domain: domain, poison: &current.poisonOffsets)
                 current.heads[row] = head
             }
         }
@@ -272,7 +283,7 @@ extension EventLog {
             guard Self.hasProjection(stored.map(\.event)) else { return }
             total += 1
             var poison: Set<Int64> = []
-            var fresh = try freshFold(stored, domain: domain, poison: &poison)
+            var fresh = try freshFold(stored, entityRow: row, domain: domain, poison: &poison)
             var now = try held.flatMap { try latestFold(row, domain: $0, pending: pending) }
             if fresh.encoded() != now?.encoded() { changed.append(id) }
         }
@@ -301,10 +312,14 @@ extension EventLog {
         return rows
     }
 
-    /// A fold of `history` (an entity's whole history) from nothing under `domain`.
-    private func freshFold(_ history: [StoredEvent], domain: Domain, poison: inout Set<Int64>) throws -> FoldedEntity {
+    /// A fold of `history` (an entity's events past its checkpoint base)
+    /// from that base, or from nothing, under `domain`.
+    func freshFold(_ history: [StoredEvent], entityRow: Int64, domain: Domain, poison: inout Set<Int64>) throws
+        -> FoldedEntity
+    {
         try fold(
-            domain: domain, base: nil, newEvents: NewlyStored(history.map(\.event), offsets: history.map(\.offset)),
+            entityRow: entityRow, domain: domain, base: nil,
+            newEvents: NewlyStored(history.map(\.event), offsets: history.map(\.offset)),
             head: nil, poison: &poison)
     }
 
@@ -343,7 +358,7 @@ extension EventLog {
     /// `projected_offset`: this log's own (`writePending`) renews both
     /// together, another connection's makes `syncPending()` drop both, and a
     /// failed write drops both (`write`).
-    private func latestFold(
+    func latestFold(
         _ entityRow: Int64, domain: Domain, pending: PendingProjections?
     ) throws -> FoldedEntity? {
         if let folded = pending?.states[entityRow] { return folded }

@@ -85,9 +85,13 @@ extension EventLog {
         return try block(holding: offset)?.event(at: offset)?.event
     }
 
-    /// Every event of one entity up to its event at offset `head`, in canonical order.
+    /// Every event of one entity up to its event at offset `head` that the
+    /// checkpoint the fold starts from does not cover, in canonical order.
     func entityHistory(head: Int64) throws -> [StoredEvent] {
-        try entityChain(head: head).map(\.stored).sorted { $0.event.orderKey < $1.event.orderKey }
+        var chain = try entityChain(head: head).map(\.stored)
+        // What the checkpoint covers is folded into the entity's base.
+        if !covered.id.isEmpty { chain.removeAll { covered.covers($0.event) } }
+        return chain.sorted { $0.event.orderKey < $1.event.orderKey }
     }
 
     /// One entity's events, newest first, from its event at offset `head`

@@ -126,7 +126,14 @@ extension EventLog {
     /// Inside a transaction, after `syncPending()` (`tail`): the session report of one entity.
     func session(of entity: EntityKey, in tail: SyncedTail) throws -> EntitySession {
         EntitySession(
-            entityType: entity.type, entityID: entity.id, history: try entityHistory(entity, in: tail).map(\.event))
+            entityType: entity.type, entityID: entity.id, history: try entityHistory(entity, in: tail).map(\.event),
+            startingFrom: try checkpointSession(of: entity))
+    }
+
+    /// Who held the entity at the checkpoint the fold starts from (free without one).
+    private func checkpointSession(of entity: EntityKey) throws -> SessionState {
+        guard !covered.id.isEmpty, let row = try entityRowID(entity, create: false) else { return .free }
+        return try checkpointBase(entityRow: row)?.session ?? .free
     }
 
     /// The session state and history of an entity this replica may claim
@@ -147,7 +154,7 @@ extension EventLog {
     private func sessionState(of entity: EntityKey, in tail: SyncedTail) throws -> (SessionState, [StoredEvent]) {
         let history = try entityHistory(entity, in: tail)
         let resolution = SessionFold.resolve(
-            inCanonicalOrder: history.map(\.event))
+            inCanonicalOrder: history.map(\.event), startingFrom: try checkpointSession(of: entity))
         return (resolution.state, history)
     }
 

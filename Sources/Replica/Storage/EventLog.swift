@@ -118,6 +118,9 @@ public final class EventLog {
     /// The last state hash and the `PRAGMA data_version` it was read at;
     /// dropped by every write of this log (which does not move that counter).
     var keptStateHash: (dataVersion: Int64, hex: String)?
+    /// The checkpoint the fold starts from (`refreshCoveredEvents()`):
+    /// entity histories leave out the events it covers, which its bases hold.
+    var covered = CoveredEvents.none
 
     private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
         self.path = path

@@ -14,9 +14,13 @@ struct FeedWalk {
     private var unreported: [Finding.Kind: Int] = [:]
     private let limit: Int
 
-    init(feed: FeedID, limit: Int = 10) {
+    /// `start`: the seq the feed's held events follow (a checkpoint's, on
+    /// a log that started from it and holds none below).
+    init(feed: FeedID, after start: Int64 = 0, limit: Int = 10) {
         self.feed = feed
         self.limit = limit
+        expected = start + 1
+        lastSeq = start
     }
 
     /// The next stored event of the feed, in seq order.

@@ -9,7 +9,7 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1, version2, version3, version4, version5, version6, version7]
+    static let migrations: [String] = [version1, version2, version3, version4, version5, version6, version7, version8]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -223,5 +223,36 @@ enum Schema {
         ) WITHOUT ROWID;
 
         INSERT OR IGNORE INTO meta (key, value) VALUES ('domains_trust', 'open'), ('domains_generation', '0');
+        """
+
+    /// Version 8: checkpoints (docs/storage.md "Checkpoints"). `checkpoints`
+    /// holds the checkpoints this log took, by id: their content
+    /// (`CheckpointContent.encoded`) and the statement they came in (a
+    /// signed one, as SyncProtocol writes it). `meta.checkpoint` names the
+    /// one the fold starts from (hex id, empty for none); `entity_bases`
+    /// holds its state per entity, on which the events it does not cover
+    /// are folded. `meta.history_held` is 0 when this log lacks events the
+    /// checkpoint covers (it started from the checkpoint).
+    private static let version8 = """
+        CREATE TABLE checkpoints (
+            id        BLOB PRIMARY KEY,
+            content   BLOB NOT NULL,
+            statement BLOB NOT NULL,
+            made_ms   INTEGER NOT NULL,
+            taken_ms  INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE entity_bases (
+            entity        INTEGER PRIMARY KEY REFERENCES entities (id),
+            state         TEXT,
+            holder        TEXT,
+            claim         BLOB,
+            granted       INTEGER NOT NULL,
+            last_time_ms  INTEGER NOT NULL,
+            last_seq      INTEGER NOT NULL,
+            last_event_id BLOB NOT NULL
+        );
+
+        INSERT OR IGNORE INTO meta (key, value) VALUES ('checkpoint', ''), ('history_held', '1');
         """
 }
