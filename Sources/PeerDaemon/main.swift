@@ -16,6 +16,7 @@ let commands: [Command] = [
     ReadCommands.all,
     [ExportCommand.command, ImportCommand.command],
     [CheckCommand.command],
+    CheckpointCommands.all,
 ].flatMap { $0 }
 
 /// The usage of every command, or of a group's (`peerd item`).

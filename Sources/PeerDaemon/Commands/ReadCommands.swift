@@ -112,6 +112,9 @@ struct ReplicaStatus: Codable {
     /// The version of each declared domain this replica folds, by entity
     /// type (docs/domains.md); absent in a status of an older build.
     var domains: [String: Int64]?
+    /// The checkpoint this replica folds from (docs/operations.md
+    /// "Checkpoints"); absent when it has none.
+    var checkpoint: CheckpointReport?
 
     struct ForkedFeed: Codable {
         var replica_id: String
@@ -129,6 +132,7 @@ struct ReplicaStatus: Codable {
         self.cursor = cursor.feeds.map { CursorEntry(replica_id: $0.replicaID, scope: $0.scope, seq: cursor[$0]) }
         feeds = cursor.feeds.count
         domains = try log.domainVersions()
+        checkpoint = try log.checkpoint().map(CheckpointReport.init)
         if let known, known.cursor == cursor {
             event_count = known.summary.eventCount
             state_hash = known.summary.hash.hex

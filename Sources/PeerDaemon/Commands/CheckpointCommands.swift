@@ -1,0 +1,175 @@
+import Foundation
+import Gossip
+import Replica
+import SyncProtocol
+
+/// `peerd checkpoint make|show|export|start`: checkpoints of the state
+/// (docs/operations.md "Checkpoints").
+enum CheckpointCommands {
+    static let all: [Command] = [make, show, export, start]
+
+    static let make = Command(
+        path: ["checkpoint", "make"], usage: "checkpoint make [--admin-key FILE] [--json]",
+        summary: """
+            Computes a checkpoint of everything this replica holds (its cursor, each feed's chain link there, \
+            the state hash and the digest of every entity's state), signs it and takes it: from then on each \
+            entity folds the events after it on top of its state there. In a cluster with an admin key only that \
+            admin signs checkpoints (--admin-key FILE); in an open cluster the replica signs with its identity \
+            key. Safe while `peerd run` runs. Prints the checkpoint's id and what it covers.
+            """,
+        flags: ["json"], options: ["admin-key"]
+    ) { arguments, directory in
+        _ = try arguments.positional()
+        let log = try directory.openLog()
+        let (key, signer) = try signingKey(directory, log: log, adminKeyFile: arguments.options["admin-key"])
+        let content = try log.makeCheckpoint()
+        let signed = SignedCheckpoint.sign(content, by: key, as: signer)
+        _ = try log.take(content, statement: signed.bytes)
+        let report = CheckpointReport(try log.checkpoint()!)
+        print(arguments.has("json") ? try report.json() : report.text)
+    }
+
+    static let show = Command(
+        path: ["checkpoint", "show"], usage: "checkpoint show [--json]",
+        summary: """
+            Prints the checkpoint this replica folds from: its id, maker, signer, the events it covers, its \
+            entities and state hash, and whether this replica still holds the events it covers; "no checkpoint" \
+            (exit 0) when it has none. --json prints /status's "checkpoint" object.
+            """,
+        flags: ["json"]
+    ) { arguments, directory in
+        _ = try arguments.positional()
+        guard let held = try directory.openLog().checkpoint() else {
+            print(arguments.has("json") ? "null" : "no checkpoint")
+            return
+        }
+        let report = CheckpointReport(held)
+        print(arguments.has("json") ? try report.json() : report.text)
+    }
+
+    static let export = Command(
+        path: ["checkpoint", "export"], usage: "checkpoint export FILE",
+        summary: """
+            Writes the checkpoint this replica folds from and every entity's state there to FILE (a checkpoint \
+            file, docs/protocol.md "Checkpoint files"), for `peerd checkpoint start` on a new device.
+            """
+    ) { arguments, directory in
+        let path = try arguments.positional("FILE")[0]
+        let log = try directory.openLog()
+        guard let held = try log.checkpoint() else {
+            throw CommandError("this replica has no checkpoint; make one with `peerd checkpoint make`")
+        }
+        let bytes = try CheckpointFile.write(from: log, held: held, to: path)
+        print("wrote checkpoint \(Hex.string(held.content.id).prefix(16)) to \(path): \(bytes) bytes")
+    }
+
+    static let start = Command(
+        path: ["checkpoint", "start"], usage: "checkpoint start FILE",
+        summary: """
+            Starts this replica, which must hold no event yet (right after `peerd init`), from a checkpoint file: \
+            every entity takes its state there and each feed's cursor its seq, so a sync brings only the events \
+            after it. In a cluster with an admin key the file must be signed by that admin; in an open cluster, \
+            by the identity key of the replica that made it, which is printed. Refuses a file whose states do not \
+            match its signed digests, and leaves the replica empty.
+            """
+    ) { arguments, directory in
+        let path = try arguments.positional("FILE")[0]
+        let log = try directory.openLog()
+        let (statement, bases) = try CheckpointFile.read(path)
+        if let certificate = try directory.certificate(),
+            !statement.isTrusted(
+                adminKey: certificate.adminKey, makerKeys: [])
+        {
+            throw CommandError(
+                "\(path) is not signed by this cluster's admin key (\(Hex.string(certificate.adminKey).prefix(16))…)")
+        }
+        do {
+            try log.start(from: statement.content, statement: statement.bytes) { $0 == 0 ? bases : nil }
+        } catch let error as CheckpointError {
+            throw CommandError("\(path): \(error)")
+        }
+        let report = CheckpointReport(try log.checkpoint()!)
+        print("started from \(report.text)")
+    }
+
+    /// The key a checkpoint made here is signed with: the admin's in a
+    /// cluster with one, else this replica's identity key.
+    private static func signingKey(_ directory: DataDirectory, log: EventLog, adminKeyFile: String?) throws
+        -> (SigningKey, SignedCheckpoint.Signer)
+    {
+        guard let certificate = try directory.certificate() else {
+            guard adminKeyFile == nil else {
+                throw CommandError(
+                    "--admin-key: this replica has no certificate (an open cluster), so it signs its checkpoint "
+                        + "with its own identity key; run without --admin-key")
+            }
+            return (try directory.identityKey(), .maker)
+        }
+        guard let adminKeyFile else {
+            throw CommandError(
+                "this replica's cluster has an admin key (\(Hex.string(certificate.adminKey).prefix(16))…), and "
+                    + "only that admin signs checkpoints: add --admin-key FILE with its key")
+        }
+        let key: SigningKey
+        do {
+            key = try SigningKey.read(fromFile: adminKeyFile)
+        } catch let error as KeyFileError {
+            throw CommandError("--admin-key: \(error)")
+        }
+        guard key.publicKey == certificate.adminKey else {
+            throw CommandError(
+                "--admin-key: \(adminKeyFile) holds admin key \(Hex.string(key.publicKey).prefix(16))…, but this "
+                    + "replica's certificate is signed by admin key \(Hex.string(certificate.adminKey).prefix(16))…")
+        }
+        return (key, .admin)
+    }
+}
+
+/// A checkpoint as `peerd checkpoint show --json` and `/status` report it.
+struct CheckpointReport: Codable, Equatable {
+    /// 64 hex digits: the SHA-256 of its content.
+    var id: String
+    var previous: String?
+    var made_by: String
+    var made_ms: Int64
+    /// `admin` or `maker`, and the signing key's hex; absent for an unsigned statement.
+    var signer: String?
+    var signer_key: String?
+    /// How many events it covers (the sum of its cursor).
+    var covers_events: UInt64
+    var feeds: Int
+    var entities: UInt64
+    var state_hash: String
+    /// False when this replica started from it and holds none of the events it covers.
+    var history_held: Bool
+    var taken_ms: Int64
+
+    init(_ held: HeldCheckpoint) {
+        let content = held.content
+        id = Hex.string(content.id)
+        previous = content.previous.map(Hex.string)
+        made_by = content.madeBy
+        made_ms = content.madeMs
+        let statement = try? SignedCheckpoint(bytes: held.statement)
+        signer = statement.map { $0.signer == .admin ? "admin" : "maker" }
+        signer_key = statement.map { Hex.string($0.signerKey) }
+        covers_events = content.cursor.eventCount
+        feeds = content.cursor.heads.count
+        entities = content.entityCount
+        state_hash = Hex.string(content.stateHash)
+        history_held = held.historyHeld
+        taken_ms = held.takenMs
+    }
+
+    var text: String {
+        "checkpoint \(id.prefix(16)) made by \(made_by)\(signer.map { ", signed by the \($0)" } ?? ""): covers "
+            + "\(covers_events) events of \(feeds) feeds, \(entities) entities, state hash \(state_hash.prefix(16)); "
+            + (history_held ? "the events it covers are held" : "this replica holds none of the events it covers")
+    }
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}

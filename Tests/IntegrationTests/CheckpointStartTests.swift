@@ -1,0 +1,69 @@
+import DaemonClient
+import Foundation
+import SyncProtocol
+import TestSupport
+import Testing
+
+@testable import Replica
+
+/// `peerd checkpoint make|export|start` (docs/operations.md "Checkpoints"):
+/// a new device starts from a file of the state and syncs only what follows.
+@Suite("checkpoint start")
+struct CheckpointStartTests {
+    let temp: TemporaryDirectory
+    init() throws { temp = try TemporaryDirectory() }
+
+    /// A, with three items (one deleted), a checkpoint taken and exported.
+    private func exportFromA() throws -> String {
+        try temp.cluster("a", ["b"])
+        for name in ["bolts", "nuts", "gears"] { try temp.peerdOK(["item", "create", name, "4"], "a") }
+        let gears = try #require(try Peek.log(temp.url("a")).projections(Item.self).first { $0.name == "gears" })
+        try temp.peerdOK(["item", "delete", gears.id], "a")
+        let made = try temp.peerdOK(["checkpoint", "make"], "a")
+        #expect(made.contains("covers 4 events of 1 feeds, 3 entities"), "\(made)")
+        let file = temp.path("a.checkpoint")
+        #expect(try temp.peerdOK(["checkpoint", "export", file], "a").contains("to \(file)"))
+        return file
+    }
+
+    @Test("B starts from A's file with A's state and none of its events, then syncs only what A writes next")
+    func startAndSyncTheTail() throws {
+        let file = try exportFromA()
+        let started = try temp.peerdOK(["checkpoint", "start", file], "b")
+        #expect(started.contains("this replica holds none of the events it covers"), "\(started)")
+        #expect(try ReplicaStatus.of(temp.url("b")).state_hash == ReplicaStatus.of(temp.url("a")).state_hash)
+        #expect(try ReplicaStatus.of(temp.url("b")).event_count == 0)
+
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        try temp.peerdOK(["item", "create", "washers", "9"], "a")
+        let statuses = try Convergence.wait([temp.url("a"), temp.url("b")])
+        #expect(statuses[1].event_count == 1, "B received the one event after the checkpoint")
+        #expect(
+            try Peek.log(temp.url("b")).projections(Item.self).map(\.name).sorted() == [
+                "bolts", "gears", "nuts", "washers",
+            ])
+        let json = try temp.peerdOK(["checkpoint", "show", "--json"], "b")
+        #expect(json.contains(#""history_held":false"#) && json.contains(#""signer":"maker""#), "\(json)")
+        #expect(try temp.peerdOK(["check", "--refold"], "b").hasPrefix("ok: 1 events in 1 feeds"))
+        _ = (a, b)
+    }
+
+    @Test("a file whose states were changed, or a replica that holds events, is refused and nothing is taken")
+    func refusals() throws {
+        let file = try exportFromA()
+        var bytes = try #require(FileManager.default.contents(atPath: file))
+        let at = try #require(bytes.range(of: Data("bolts".utf8)))
+        bytes.replaceSubrange(at, with: Data("bults".utf8))
+        let forged = temp.path("forged.checkpoint")
+        try bytes.write(to: URL(fileURLWithPath: forged))
+        let refused = try Executables.peerd(["checkpoint", "start", forged], data: temp.url("b"))
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("does not match the events it covers"), "\(refused.stderr)")
+        #expect(try temp.peerdOK(["checkpoint", "show"], "b").hasPrefix("no checkpoint"))
+
+        let full = try Executables.peerd(["checkpoint", "start", file], data: temp.url("a"))
+        #expect(full.status == 1)
+        #expect(full.stderr.contains("this log already holds events"), "\(full.stderr)")
+    }
+}
