@@ -66,4 +66,19 @@ struct CheckpointStartTests {
         #expect(full.status == 1)
         #expect(full.stderr.contains("this log already holds events"), "\(full.stderr)")
     }
+
+    @Test("C, which holds A's events, recomputes A's checkpoint and takes it; before it holds them it is refused")
+    func takeOnAReplicaWithHistory() throws {
+        let file = try exportFromA()
+        try temp.peerdOK(["init", "--join", try temp.peerdOK(["cluster-code"], "a")], "c")
+        let early = try Executables.peerd(["checkpoint", "take", file], data: temp.url("c"))
+        #expect(early.status == 1 && early.stderr.contains("lacks 4 events it covers"), "\(early.stderr)")
+        try temp.peerdOK(["export", temp.path("a.ndjson")], "a")
+        try temp.peerdOK(["import", temp.path("a.ndjson")], "c")
+        let taken = try temp.peerdOK(["checkpoint", "take", file], "c")
+        #expect(taken.hasPrefix("took checkpoint"), "\(taken)")
+        #expect(try temp.peerdOK(["checkpoint", "take", file], "c").hasPrefix("already holds"))
+        #expect(try ReplicaStatus.of(temp.url("c")).state_hash == ReplicaStatus.of(temp.url("a")).state_hash)
+        #expect(try temp.peerdOK(["checkpoint", "show", "--json"], "c").contains(#""history_held":true"#))
+    }
 }

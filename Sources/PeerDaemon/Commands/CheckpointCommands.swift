@@ -6,7 +6,7 @@ import SyncProtocol
 /// `peerd checkpoint make|show|export|start`: checkpoints of the state
 /// (docs/operations.md "Checkpoints").
 enum CheckpointCommands {
-    static let all: [Command] = [make, show, export, start]
+    static let all: [Command] = [make, show, export, start, take]
 
     static let make = Command(
         path: ["checkpoint", "make"], usage: "checkpoint make [--admin-key FILE] [--json]",
@@ -90,6 +90,41 @@ enum CheckpointCommands {
         }
         let report = CheckpointReport(try log.checkpoint()!)
         print("started from \(report.text)")
+    }
+
+    static let take = Command(
+        path: ["checkpoint", "take"], usage: "checkpoint take FILE",
+        summary: """
+            Recomputes the checkpoint of a checkpoint file from the events this replica holds and, when every \
+            link, the state hash and the digest of every entity's state match, takes it, so that this replica \
+            folds exactly as the one that made it. Every replica of a cluster takes the same checkpoint. A \
+            checkpoint that does not match is refused with what differs and who made and signed it (exit 1); one \
+            that covers events this replica lacks is refused until it holds them.
+            """
+    ) { arguments, directory in
+        let path = try arguments.positional("FILE")[0]
+        let log = try directory.openLog()
+        let (statement, _) = try CheckpointFile.read(path)
+        if let certificate = try directory.certificate(),
+            !statement.isTrusted(adminKey: certificate.adminKey, makerKeys: [])
+        {
+            throw CommandError(
+                "\(path) is not signed by this cluster's admin key (\(Hex.string(certificate.adminKey).prefix(16))…)")
+        }
+        let taking: EventLog.Taking
+        do {
+            taking = try log.take(statement.content, statement: statement.bytes)
+        } catch let error as CheckpointError {
+            let signer = statement.signer == .admin ? "the admin" : "its maker"
+            throw CommandError(
+                "\(path): \(error) (signed by \(signer), key \(Hex.string(statement.signerKey).prefix(16))…)")
+        }
+        let report = CheckpointReport(try log.checkpoint()!)
+        switch taking {
+        case .alreadyHeld: print("already holds \(report.text)")
+        case .taken(let refolded):
+            print("took \(report.text); \(refolded) entities with events after it were folded again on top of it")
+        }
     }
 
     /// The key a checkpoint made here is signed with: the admin's in a
