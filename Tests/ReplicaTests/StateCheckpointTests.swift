@@ -195,4 +195,22 @@ struct StateCheckpointTests {
         #expect(try reopened.stateHash() == a.stateHash())
         #expect(try reopened.makeCheckpoint().baseDigest == second.baseDigest)
     }
+
+    @Test("A thin client pulling from a log started from a checkpoint is served an undo as the value after it")
+    func thinClientUndoOnTheBase() throws {
+        let a = try makeLog("a")
+        let id = "00000000-0000-4000-8000-00000000000a"
+        clock.advance(by: 1)
+        try a.append(NewEvent(item: id, .created(name: "Bolts", quantity: 4)))
+        _ = try a.take(try a.makeCheckpoint(), statement: [])
+        let b = try started(from: a, "b")
+        clock.advance(by: 1)
+        try a.append(NewEvent(item: id, .quantityChanged(quantity: 9)))
+        clock.advance(by: 1)
+        try a.undo(entityType: Item.entityType, entityID: id)
+        try sync(a, to: b)
+        let served = try b.thinClientEvents(after: 0, limit: 10).map(\.event.payload)
+        #expect(served.last == ItemEvent.quantityChanged(quantity: 4).payload, "\(served)")
+        #expect(try b.projection(Item.self, id: id)?.quantity == 4)
+    }
 }

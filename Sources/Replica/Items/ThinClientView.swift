@@ -16,8 +16,10 @@ import Foundation
 enum ThinClientView {
     /// The Item event a thin client is served for `event`, or nil when it
     /// is not served. `history` is the entity's events in canonical order
-    /// and holds `event`; it is only read for an undo.
-    static func servedEvent(for event: Event, inCanonicalOrder history: [Event]) -> ItemEvent? {
+    /// and holds `event`; it is only read for an undo, and folded on top of
+    /// `base`, the entity's checkpoint base when the history is what follows it.
+    static func servedEvent(for event: Event, inCanonicalOrder history: [Event], base: EntityBase? = nil) -> ItemEvent?
+    {
         guard let undo = UndoneEvent.parse(event.payload) else { return decoded(event.payload) }
         let key = event.orderKey
         let upToUndo = history.filter { $0.orderKey <= key }
@@ -31,8 +33,10 @@ enum ThinClientView {
             hops += 1
         }
         guard let target = byID[targetID].flatMap({ decoded($0.payload) }) else { return nil }
-        var item = Item(id: event.entityID)
-        for applied in Fold.resolve(inCanonicalOrder: upToUndo).effective {
+        var item =
+            base?.state.flatMap { Item(storedState: $0) ?? (try? CanonicalJSON.decode(Item.self, from: $0)) }
+            ?? Item(id: event.entityID)
+        for applied in Fold.resolve(inCanonicalOrder: upToUndo, startingFrom: base?.session ?? .free).effective {
             guard let decodedEvent = decoded(applied.payload) else { continue }
             item.apply(decodedEvent, info: ModificationInfo(applied))
         }

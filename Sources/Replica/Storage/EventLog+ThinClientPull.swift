@@ -64,9 +64,12 @@ extension EventLog {
         guard ThinClientView.isItemID(stored.event.entityID) else { return nil }
         if ThinClientView.isServedAsStored(stored.event) { return stored }
         guard UndoneEvent.parse(stored.event.payload) != nil else { return nil }
-        let history = try entityHistory(EntityKey(type: Item.entityType, id: stored.event.entityID), in: tail)
-            .map(\.event)
-        guard let served = ThinClientView.servedEvent(for: stored.event, inCanonicalOrder: history) else { return nil }
+        let entity = EntityKey(type: Item.entityType, id: stored.event.entityID)
+        let history = try entityHistory(entity, in: tail).map(\.event)
+        let base = try entityRowID(entity, create: false).flatMap { try checkpointBase(entityRow: $0) }
+        guard let served = ThinClientView.servedEvent(for: stored.event, inCanonicalOrder: history, base: base) else {
+            return nil
+        }
         var translated = stored
         translated.event.payload = served.payload
         return translated
