@@ -81,4 +81,45 @@ struct CheckpointStartTests {
         #expect(try ReplicaStatus.of(temp.url("c")).state_hash == ReplicaStatus.of(temp.url("a")).state_hash)
         #expect(try temp.peerdOK(["checkpoint", "show", "--json"], "c").contains(#""history_held":true"#))
     }
+
+    @Test(
+        "in a cluster with an admin key, only the admin signs a checkpoint, and a file the admin did not sign is refused"
+    )
+    func certifiedCluster() throws {
+        try temp.cluster("a", ["b"])
+        let admin = temp.path("admin.key")
+        #expect(try Executables.run("peerd", ["admin-key", "--out", admin]).status == 0)
+        for dir in ["a", "b"] {
+            let invite = try temp.peerdOK(
+                [
+                    "invite", "--admin-key", admin, "--for", try temp.peerdOK(["identity"], dir), "--read", "*",
+                    "--write", "default",
+                ], "a")
+            try temp.peerdOK(["init", "--join", invite], dir)
+        }
+        try temp.peerdOK(["item", "create", "bolts", "4"], "a")
+        let unsigned = try Executables.peerd(["checkpoint", "make"], data: temp.url("a"))
+        #expect(unsigned.status == 1 && unsigned.stderr.contains("only that admin signs checkpoints"), "\(unsigned)")
+        #expect(try temp.peerdOK(["checkpoint", "make", "--admin-key", admin], "a").contains("signed by the admin"))
+        let file = temp.path("a.checkpoint")
+        try temp.peerdOK(["checkpoint", "export", file], "a")
+        #expect(try temp.peerdOK(["checkpoint", "start", file], "b").hasPrefix("started from checkpoint"))
+
+        // A checkpoint its maker signed, as in an open cluster, does not count here.
+        try temp.peerdOK(["init"], "open")
+        try temp.peerdOK(["item", "create", "nuts", "1"], "open")
+        try temp.peerdOK(["checkpoint", "make"], "open")
+        let foreign = temp.path("open.checkpoint")
+        try temp.peerdOK(["checkpoint", "export", foreign], "open")
+        try temp.peerdOK(["init", "--join", try temp.peerdOK(["cluster-code"], "a")], "c")
+        let invite = try temp.peerdOK(
+            [
+                "invite", "--admin-key", admin, "--for", try temp.peerdOK(["identity"], "c"), "--read", "*",
+                "--write", "default",
+            ], "a")
+        try temp.peerdOK(["init", "--join", invite], "c")
+        let refused = try Executables.peerd(["checkpoint", "start", foreign], data: temp.url("c"))
+        #expect(
+            refused.status == 1 && refused.stderr.contains("is not signed by this cluster's admin key"), "\(refused)")
+    }
 }

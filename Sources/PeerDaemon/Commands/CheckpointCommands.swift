@@ -76,13 +76,7 @@ enum CheckpointCommands {
         let path = try arguments.positional("FILE")[0]
         let log = try directory.openLog()
         let (statement, bases) = try CheckpointFile.read(path)
-        if let certificate = try directory.certificate(),
-            !statement.isTrusted(
-                adminKey: certificate.adminKey, makerKeys: [])
-        {
-            throw CommandError(
-                "\(path) is not signed by this cluster's admin key (\(Hex.string(certificate.adminKey).prefix(16))…)")
-        }
+        try requireTrusted(statement, from: path, in: directory)
         do {
             try log.start(from: statement.content, statement: statement.bytes) { $0 == 0 ? bases : nil }
         } catch let error as CheckpointError {
@@ -105,12 +99,7 @@ enum CheckpointCommands {
         let path = try arguments.positional("FILE")[0]
         let log = try directory.openLog()
         let (statement, _) = try CheckpointFile.read(path)
-        if let certificate = try directory.certificate(),
-            !statement.isTrusted(adminKey: certificate.adminKey, makerKeys: [])
-        {
-            throw CommandError(
-                "\(path) is not signed by this cluster's admin key (\(Hex.string(certificate.adminKey).prefix(16))…)")
-        }
+        try requireTrusted(statement, from: path, in: directory)
         let taking: EventLog.Taking
         do {
             taking = try log.take(statement.content, statement: statement.bytes)
@@ -125,6 +114,17 @@ enum CheckpointCommands {
         case .taken(let refolded):
             print("took \(report.text); \(refolded) entities with events after it were folded again on top of it")
         }
+    }
+
+    /// In a cluster with an admin key, a checkpoint counts only if that admin signed it.
+    private static func requireTrusted(_ statement: SignedCheckpoint, from path: String, in directory: DataDirectory)
+        throws
+    {
+        guard let certificate = try directory.certificate(),
+            !statement.isTrusted(adminKey: certificate.adminKey, makerKeys: [])
+        else { return }
+        throw CommandError(
+            "\(path) is not signed by this cluster's admin key (\(Hex.string(certificate.adminKey).prefix(16))…)")
     }
 
     /// The key a checkpoint made here is signed with: the admin's in a
@@ -145,18 +145,7 @@ enum CheckpointCommands {
                 "this replica's cluster has an admin key (\(Hex.string(certificate.adminKey).prefix(16))…), and "
                     + "only that admin signs checkpoints: add --admin-key FILE with its key")
         }
-        let key: SigningKey
-        do {
-            key = try SigningKey.read(fromFile: adminKeyFile)
-        } catch let error as KeyFileError {
-            throw CommandError("--admin-key: \(error)")
-        }
-        guard key.publicKey == certificate.adminKey else {
-            throw CommandError(
-                "--admin-key: \(adminKeyFile) holds admin key \(Hex.string(key.publicKey).prefix(16))…, but this "
-                    + "replica's certificate is signed by admin key \(Hex.string(certificate.adminKey).prefix(16))…")
-        }
-        return (key, .admin)
+        return (try adminKey(fromFile: adminKeyFile, signing: certificate), .admin)
     }
 }
 

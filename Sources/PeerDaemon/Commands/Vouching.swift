@@ -34,18 +34,7 @@ struct Vouching {
                 "--vouch: this replica's cluster has an admin key (\(Hex.string(certificate.adminKey).prefix(16))…), "
                     + "and only that admin may vouch for unsigned feeds: add --admin-key FILE with its key")
         }
-        let key: SigningKey
-        do {
-            key = try SigningKey.read(fromFile: adminKeyFile)
-        } catch let error as KeyFileError {
-            throw CommandError("--admin-key: \(error)")
-        }
-        guard key.publicKey == certificate.adminKey else {
-            throw CommandError(
-                "--admin-key: \(adminKeyFile) holds admin key \(Hex.string(key.publicKey).prefix(16))…, but this "
-                    + "replica's certificate is signed by admin key \(Hex.string(certificate.adminKey).prefix(16))…")
-        }
-        admin = key
+        admin = try adminKey(fromFile: adminKeyFile, signing: certificate)
     }
 
     /// One vouch per origin, for its feeds of `vouched` (origin: scopes).
@@ -66,4 +55,21 @@ struct Vouching {
         return "vouched for the unsigned feeds of \(certificate.replicaID) "
             + "(scopes \(certificate.writeScopes.joined(separator: ","))): \(signer)"
     }
+}
+
+/// `--admin-key FILE` of a replica with a certificate: the admin key in
+/// FILE, which must be the one that signed `certificate`.
+func adminKey(fromFile path: String, signing certificate: Certificate) throws -> SigningKey {
+    let key: SigningKey
+    do {
+        key = try SigningKey.read(fromFile: path)
+    } catch let error as KeyFileError {
+        throw CommandError("--admin-key: \(error)")
+    }
+    guard key.publicKey == certificate.adminKey else {
+        throw CommandError(
+            "--admin-key: \(path) holds admin key \(Hex.string(key.publicKey).prefix(16))…, but this "
+                + "replica's certificate is signed by admin key \(Hex.string(certificate.adminKey).prefix(16))…")
+    }
+    return key
 }
