@@ -32,6 +32,7 @@ struct SizeBenchmark {
         results.append(try ingestRate(batch: batchSize * 10))
         results.append(try catchUpRate(from: source))
         results.append(try streamRate(from: source))
+        results.append(try checkpointStartRate(from: source))
         return results
     }
 
