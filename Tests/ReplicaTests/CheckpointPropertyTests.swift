@@ -40,7 +40,7 @@ struct CheckpointPropertyTests {
 
             let started = try log("started")
             let bases = try maker.checkpointBases(after: nil, limit: 1_000)
-            try started.start(from: checkpoint, statement: []) { $0 == 0 ? bases : nil }
+            try started.start(from: checkpoint, statement: [], bases: bases)
             for receiver in [maker, started] {
                 for batch in RandomDelivery.batches(
                     of: rest, using: &rng, repeatOneIn: 10, size: { Int.random(in: 1...6, using: &$0) })

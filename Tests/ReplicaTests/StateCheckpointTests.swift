@@ -27,13 +27,8 @@ struct StateCheckpointTests {
     private func started(from source: EventLog, _ name: String) throws -> EventLog {
         let held = try #require(try source.checkpoint())
         let log = try makeLog(name)
-        var after: (type: String, id: String)?
-        try log.start(from: held.content, statement: held.statement) { _ in
-            let page = try source.checkpointBases(after: after, limit: 7)
-            guard let last = page.last else { return nil }
-            after = (last.entityType, last.entityID)
-            return page
-        }
+        var pages = source.checkpointBasePages(pageSize: 7)
+        try log.start(from: held.content, statement: held.statement) { try pages.next() }
         return log
     }
 
@@ -152,7 +147,7 @@ struct StateCheckpointTests {
         bases[2].state = bases[2].state!.replacingOccurrences(of: "Bolts", with: "Gold")
         let b = try makeLog("b")
         #expect(throws: CheckpointError.self) {
-            try b.start(from: content, statement: []) { $0 == 0 ? bases : nil }
+            try b.start(from: content, statement: [], bases: bases)
         }
         #expect(try b.checkpoint() == nil)
         #expect(try b.cursor() == VectorCursor())

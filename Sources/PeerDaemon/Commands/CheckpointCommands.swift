@@ -26,7 +26,7 @@ enum CheckpointCommands {
         let signed = SignedCheckpoint.sign(content, by: key, as: signer)
         _ = try log.take(content, statement: signed.bytes)
         let report = CheckpointReport(try log.checkpoint()!)
-        print(arguments.has("json") ? try report.json() : report.text)
+        print(arguments.has("json") ? report.json : report.text)
     }
 
     static let show = Command(
@@ -44,7 +44,7 @@ enum CheckpointCommands {
             return
         }
         let report = CheckpointReport(held)
-        print(arguments.has("json") ? try report.json() : report.text)
+        print(arguments.has("json") ? report.json : report.text)
     }
 
     static let export = Command(
@@ -78,7 +78,7 @@ enum CheckpointCommands {
         let (statement, bases) = try CheckpointFile.read(path)
         try requireTrusted(statement, from: path, in: directory)
         do {
-            try log.start(from: statement.content, statement: statement.bytes) { $0 == 0 ? bases : nil }
+            try log.start(from: statement.content, statement: statement.bytes, bases: bases)
         } catch let error as CheckpointError {
             throw CommandError("\(path): \(error)")
         }
@@ -191,9 +191,5 @@ struct CheckpointReport: Codable, Equatable {
             + (history_held ? "the events it covers are held" : "this replica holds none of the events it covers")
     }
 
-    func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
-    }
+    var json: String { CanonicalJSON.text(of: self) }
 }

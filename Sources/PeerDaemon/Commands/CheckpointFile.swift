@@ -24,15 +24,12 @@ enum CheckpointFile {
         withUnsafeBytes(of: UInt32(held.statement.count).bigEndian) { header += $0 }
         try file.write(contentsOf: header + held.statement)
         var written = header.count + held.statement.count
-        var after: (type: String, id: String)?
-        while true {
-            let page = try log.checkpointBases(after: after, limit: pageSize)
-            guard let last = page.last else { break }
+        var pages = log.checkpointBasePages(pageSize: pageSize)
+        while let page = try pages.next() {
             var bytes: [UInt8] = []
             for base in page { base.encode(into: &bytes) }
             try file.write(contentsOf: bytes)
             written += bytes.count
-            after = (last.entityType, last.entityID)
         }
         return written
     }

@@ -52,17 +52,17 @@ public struct CheckpointContent: Hashable, Sendable {
         var bytes = Self.context
         bytes.append(Self.format)
         bytes += previous ?? [UInt8](repeating: 0, count: 32)
-        CheckpointBytes.append(bigEndian: UInt64(bitPattern: madeMs), to: &bytes)
-        CheckpointBytes.append(text: madeBy, to: &bytes)
+        ByteLayout.append(bigEndian: UInt64(bitPattern: madeMs), to: &bytes)
+        ByteLayout.append(text: madeBy, to: &bytes)
         let feeds = cursor.feeds
-        CheckpointBytes.append(bigEndian: UInt32(feeds.count), to: &bytes)
+        ByteLayout.append(bigEndian: UInt32(feeds.count), to: &bytes)
         for feed in feeds {
-            CheckpointBytes.append(text: feed.replicaID, to: &bytes)
-            CheckpointBytes.append(text: feed.scope, to: &bytes)
-            CheckpointBytes.append(bigEndian: cursor[feed], to: &bytes)
+            ByteLayout.append(text: feed.replicaID, to: &bytes)
+            ByteLayout.append(text: feed.scope, to: &bytes)
+            ByteLayout.append(bigEndian: cursor[feed], to: &bytes)
             bytes += links[feed] ?? FeedChain.genesis
         }
-        CheckpointBytes.append(bigEndian: entityCount, to: &bytes)
+        ByteLayout.append(bigEndian: entityCount, to: &bytes)
         bytes += stateHash
         bytes += baseDigest
         return bytes
@@ -72,7 +72,7 @@ public struct CheckpointContent: Hashable, Sendable {
     ///
     /// - Throws: `CheckpointError.malformed`.
     public init(encoded bytes: [UInt8]) throws {
-        var reader = CheckpointBytes.Reader(bytes: bytes, position: 0)
+        var reader = ByteLayout.Reader(bytes: bytes, position: 0)
         guard try reader.raw(Self.context.count, "context") == Self.context,
             try reader.raw(1, "format") == [Self.format]
         else { throw CheckpointError.malformed("it does not start with \"peersync/1 checkpoint\" and format 1") }

@@ -30,15 +30,15 @@ public struct EntityBase: Hashable, Sendable {
     /// granted (u8), last time (i64), last seq (u64), last event id (16 bytes).
     /// Each text is a u32 big-endian byte count and its UTF-8 bytes.
     public func encode(into bytes: inout [UInt8]) {
-        CheckpointBytes.append(text: entityType, to: &bytes)
-        CheckpointBytes.append(text: entityID, to: &bytes)
-        CheckpointBytes.append(text: state ?? "", to: &bytes)
-        CheckpointBytes.append(text: session.holder ?? "", to: &bytes)
+        ByteLayout.append(text: entityType, to: &bytes)
+        ByteLayout.append(text: entityID, to: &bytes)
+        ByteLayout.append(text: state ?? "", to: &bytes)
+        ByteLayout.append(text: session.holder ?? "", to: &bytes)
         bytes.append(state == nil ? 0 : 1)
         bytes += session.claim?.orderedBytes ?? [UInt8](repeating: 0, count: 16)
         bytes.append(session.granted ? 1 : 0)
-        CheckpointBytes.append(bigEndian: UInt64(bitPattern: lastKey.timeMs), to: &bytes)
-        CheckpointBytes.append(bigEndian: lastKey.seq, to: &bytes)
+        ByteLayout.append(bigEndian: UInt64(bitPattern: lastKey.timeMs), to: &bytes)
+        ByteLayout.append(bigEndian: lastKey.seq, to: &bytes)
         bytes += lastKey.eventID.orderedBytes
     }
 
@@ -47,7 +47,7 @@ public struct EntityBase: Hashable, Sendable {
     /// - Throws: `CheckpointError.malformed` for bytes that end early or hold
     ///   a flag other than 0 or 1.
     public static func decode(_ bytes: [UInt8], at position: inout Int) throws -> EntityBase {
-        var reader = CheckpointBytes.Reader(bytes: bytes, position: position)
+        var reader = ByteLayout.Reader(bytes: bytes, position: position)
         let type = try reader.text("entity type")
         let id = try reader.text("entity id")
         let state = try reader.text("state")
@@ -81,7 +81,7 @@ public struct BaseDigests: Sendable {
 
     /// Feeds one base; false when it does not sort after the previous one.
     public mutating func add(_ base: EntityBase) -> Bool {
-        if let last, !CheckpointBytes.sortsBefore(last, (base.entityType, base.entityID)) { return false }
+        if let last, !ByteLayout.sortsBefore(last, (base.entityType, base.entityID)) { return false }
         last = (base.entityType, base.entityID)
         var bytes: [UInt8] = []
         base.encode(into: &bytes)

@@ -87,9 +87,9 @@ public enum FeedChain {
     /// big-endian) ‖ link.
     public static func headMessage(feed: FeedID, seq: UInt64, link: [UInt8]) -> [UInt8] {
         var bytes = headContext
-        append(feed.replicaID, to: &bytes)
-        append(feed.scope, to: &bytes)
-        append(bigEndian: seq, to: &bytes)
+        ByteLayout.append(text: feed.replicaID, to: &bytes)
+        ByteLayout.append(text: feed.scope, to: &bytes)
+        ByteLayout.append(bigEndian: seq, to: &bytes)
         bytes += link
         return bytes
     }
@@ -101,14 +101,5 @@ public enum FeedChain {
             return false
         }
         return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
-    }
-
-    private static func append(_ text: String, to bytes: inout [UInt8]) {
-        append(bigEndian: UInt32(text.utf8.count), to: &bytes)
-        bytes += text.utf8
-    }
-
-    private static func append<Value: FixedWidthInteger>(bigEndian value: Value, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
     }
 }

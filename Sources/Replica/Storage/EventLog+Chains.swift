@@ -213,9 +213,7 @@ extension EventLog {
         try statement.bind([.int(feedRow), .int(Int64(seq))])
         var start = try statement.step() ? (UInt64(statement.int64(0)), statement.blob(1)) : (0, FeedChain.genesis)
         // A checkpoint's link is a start too: a log that started from one holds no event below it.
-        if covered.cursor[feed] > start.0, covered.cursor[feed] <= seq, let held = try checkpoint(),
-            let link = held.content.links[feed]
-        {
+        if covered.cursor[feed] > start.0, covered.cursor[feed] <= seq, let link = covered.content?.links[feed] {
             start = (covered.cursor[feed], link)
         }
         return try computedLink(feed: feed, from: start, through: seq)

@@ -18,12 +18,15 @@ public struct HeldCheckpoint: Hashable, Sendable {
 struct CoveredEvents {
     /// The hex id in `meta.checkpoint`, empty for none.
     var id: String
+    /// Its content; nil for none.
+    var content: CheckpointContent?
+
+    static let none = CoveredEvents(id: "", content: nil)
+
     /// The cursor it covers (empty for none).
-    var cursor: VectorCursor
+    var cursor: VectorCursor { content?.cursor ?? VectorCursor() }
 
-    static let none = CoveredEvents(id: "", cursor: VectorCursor())
-
-    func covers(_ event: Event) -> Bool { event.seq <= cursor[event.feed] }
+    func covers(_ event: Event) -> Bool { content?.covers(event) ?? false }
 }
 
 extension EventLog {
@@ -60,7 +63,9 @@ extension EventLog {
                 throw CheckpointError.notApplicable("this log's cursor is behind its own checkpoint")
             }
             var digests = BaseDigests()
-            try forEachBase(at: cursor, in: tail) { _, base in _ = digests.add(base) }
+            try forEachBase(at: cursor, past: try entitiesWithEventsPast(cursor), in: tail) { _, base in
+                _ = digests.add(base)
+            }
             return CheckpointContent(
                 previous: held?.content.id, madeMs: options.wallClock(), madeBy: replicaID, cursor: cursor,
                 links: try links(at: cursor), entityCount: digests.count, stateHash: digests.stateHash(),
@@ -86,9 +91,9 @@ extension EventLog {
     public func take(_ content: CheckpointContent, statement: [UInt8]) throws -> Taking {
         try write {
             let tail = try syncPending()
-            let held = try checkpoint()
-            if held?.content.id == content.id { return .alreadyHeld }
+            // The one it folds from, or an earlier one of its chain.
             if try isStored(content) { return .alreadyHeld }
+            let held = try checkpoint()
             guard content.previous == held?.content.id else {
                 throw CheckpointError.notApplicable(
                     "it extends checkpoint \(content.previous.map(Hex.string) ?? "none"), this log folds from "
@@ -106,9 +111,10 @@ extension EventLog {
             where content.links[feed] != link {
                 throw mismatch("feed \(feed)'s chain link at seq \(content.cursor[feed]) differs")
             }
+            let past = try entitiesWithEventsPast(content.cursor)
             var digests = BaseDigests()
             var bases: [(row: Int64, base: EntityBase)] = []
-            try forEachBase(at: content.cursor, in: tail) { row, base in
+            try forEachBase(at: content.cursor, past: past, in: tail) { row, base in
                 _ = digests.add(base)
                 bases.append((row, base))
             }
@@ -124,7 +130,8 @@ extension EventLog {
             try store(content, statement: statement, historyHeld: true)
             try db.execute("DELETE FROM entity_bases")
             for (row, base) in bases { try insertBase(base, row: row) }
-            return .taken(refolded: try refoldEventsPast(content.cursor, in: try syncPending()))
+            try refold(past, in: try syncPending())
+            return .taken(refolded: past.count)
         }
     }
 
@@ -136,7 +143,7 @@ extension EventLog {
     /// - Throws: `CheckpointError.notApplicable` for a log that holds
     ///   events; `.mismatch` when the bases do not match the content.
     public func start(
-        from content: CheckpointContent, statement: [UInt8], bases: (_ page: Int) throws -> [EntityBase]?
+        from content: CheckpointContent, statement: [UInt8], bases nextPage: () throws -> [EntityBase]?
     ) throws {
         try write {
             guard try storedEventCount() == 0, try checkpoint() == nil else {
@@ -146,9 +153,7 @@ extension EventLog {
                 .mismatch(checkpoint: Hex.string(content.id), madeBy: content.madeBy, detail: detail)
             }
             var digests = BaseDigests()
-            var page = 0
-            while let received = try bases(page) {
-                page += 1
+            while let received = try nextPage() {
                 for base in received {
                     guard digests.add(base) else { throw mismatch("its bases are not in (type, id) order") }
                     let row = try entityRowID(EntityKey(type: base.entityType, id: base.entityID), create: true)!
@@ -174,9 +179,9 @@ extension EventLog {
                 try setHead(content.cursor[feed], link: content.links[feed] ?? FeedChain.genesis, feedRow: row)
             }
             try store(content, statement: statement, historyHeld: false)
+            // The rows were written here, past the caches.
             writtenRows = WrittenRows()
             pending = nil
-            _ = try syncPending()
         }
     }
 
@@ -186,20 +191,33 @@ extension EventLog {
     public func checkpointBases(after: (type: String, id: String)?, limit: Int) throws -> [EntityBase] {
         try read {
             let statement = try db.cached(
-                """
-                SELECT n.entity_type, n.entity_id, b.state, b.holder, b.claim, b.granted, b.last_time_ms,
-                    b.last_seq, b.last_event_id
-                FROM entity_bases b JOIN entities n ON n.id = b.entity
-                WHERE ?1 IS NULL OR n.entity_type > ?1 OR (n.entity_type = ?1 AND n.entity_id > ?2)
-                ORDER BY n.entity_type, n.entity_id LIMIT ?3
-                """)
+                Self.baseSelect + """
+                     WHERE ?1 IS NULL OR n.entity_type > ?1 OR (n.entity_type = ?1 AND n.entity_id > ?2)
+                    ORDER BY n.entity_type, n.entity_id LIMIT ?3
+                    """)
             try statement.bind([
                 after.map { .text($0.type) } ?? .null, .text(after?.id ?? ""), .int(Int64(limit)),
             ])
             var result: [EntityBase] = []
-            while try statement.step() { result.append(try base(from: statement, type: 0)) }
+            while try statement.step() { result.append(try base(from: statement)) }
             return result
         }
+    }
+
+    /// `start(from:statement:bases:)` with every base at hand (a checkpoint file's).
+    public func start(from content: CheckpointContent, statement: [UInt8], bases: [EntityBase]) throws {
+        var given: [EntityBase]? = bases
+        try start(from: content, statement: statement) {
+            defer { given = nil }
+            return given
+        }
+    }
+
+    /// The bases of the checkpoint this log folds from, `pageSize` at a time
+    /// in `(type, id)` order: what `start(from:statement:bases:)` on another
+    /// log takes (`pages.next`) and a checkpoint file holds.
+    public func checkpointBasePages(pageSize: Int = 2_000) -> CheckpointBasePages {
+        CheckpointBasePages(log: self, pageSize: pageSize)
     }
 
     // MARK: - Inside a transaction
@@ -213,7 +231,7 @@ extension EventLog {
             covered = .none
         } else {
             guard let held = try checkpoint() else { return }
-            covered = CoveredEvents(id: id, cursor: held.content.cursor)
+            covered = CoveredEvents(id: id, content: held.content)
         }
         pending = nil
         writtenRows = WrittenRows()
@@ -223,30 +241,31 @@ extension EventLog {
     /// log folds from; nil when it has none.
     func checkpointBase(entityRow: Int64) throws -> EntityBase? {
         guard !covered.id.isEmpty else { return nil }
-        let statement = try db.cached(
-            """
-            SELECT n.entity_type, n.entity_id, b.state, b.holder, b.claim, b.granted, b.last_time_ms, b.last_seq,
-                b.last_event_id
-            FROM entity_bases b JOIN entities n ON n.id = b.entity WHERE b.entity = ?
-            """)
+        let statement = try db.cached(Self.baseSelect + " WHERE b.entity = ?")
         try statement.bind([.int(entityRow)])
         defer { statement.reset() }
-        return try statement.step() ? try base(from: statement, type: 0) : nil
+        return try statement.step() ? try base(from: statement) : nil
     }
 
-    private func base(from statement: SQLiteStatement, type column: Int32) throws -> EntityBase {
-        guard let lastEventID = statement.uuid(column + 8) else {
+    /// The columns `base(from:)` reads, for a `WHERE` to follow.
+    private static let baseSelect = """
+        SELECT n.entity_type, n.entity_id, b.state, b.holder, b.claim, b.granted, b.last_time_ms, b.last_seq,
+            b.last_event_id
+        FROM entity_bases b JOIN entities n ON n.id = b.entity
+        """
+
+    /// The base a row of `baseSelect` holds.
+    private func base(from statement: SQLiteStatement) throws -> EntityBase {
+        guard let lastEventID = statement.uuid(8) else {
             throw EventLogError.corrupt(path: path, reason: "an entity base has no last event id")
         }
-        let claim = statement.isNull(column + 4) ? nil : statement.uuid(column + 4)
         return EntityBase(
-            entityType: statement.text(column), entityID: statement.text(column + 1),
-            state: statement.isNull(column + 2) ? nil : statement.text(column + 2),
+            entityType: statement.text(0), entityID: statement.text(1),
+            state: statement.isNull(2) ? nil : statement.text(2),
             session: SessionState(
-                holder: statement.isNull(column + 3) ? nil : statement.text(column + 3), claim: claim,
-                granted: statement.int64(column + 5) != 0),
-            lastKey: EventOrderKey(
-                timeMs: statement.int64(column + 6), seq: UInt64(statement.int64(column + 7)), eventID: lastEventID))
+                holder: statement.isNull(3) ? nil : statement.text(3),
+                claim: statement.isNull(4) ? nil : statement.uuid(4), granted: statement.int64(5) != 0),
+            lastKey: EventOrderKey(timeMs: statement.int64(6), seq: UInt64(statement.int64(7)), eventID: lastEventID))
     }
 
     private func insertBase(_ base: EntityBase, row: Int64) throws {
@@ -269,7 +288,7 @@ extension EventLog {
         ).run([.blob(id), .blob(content.encoded), .blob(statement), .int(content.madeMs), .int(options.wallClock())])
         try db.cached("UPDATE meta SET value = ? WHERE key = 'checkpoint'").run([.text(Hex.string(id))])
         if !historyHeld { try db.cached("UPDATE meta SET value = '0' WHERE key = 'history_held'").run() }
-        covered = CoveredEvents(id: Hex.string(id), cursor: content.cursor)
+        covered = CoveredEvents(id: Hex.string(id), content: content)
     }
 
     /// Whether the checkpoint is one this log took (an earlier one of its chain).
@@ -293,12 +312,12 @@ extension EventLog {
     /// Inside a transaction, after `syncPending()`: every entity's base at
     /// `cursor`, which covers the checkpoint this log folds from, in
     /// `(type, id)` order. An entity none of whose held events lies past
-    /// `cursor` has its state now as its base; the others are folded from
-    /// their base over the events `cursor` covers.
+    /// `cursor` (not in `past`) has its state now as its base; the others
+    /// are folded from their base over the events `cursor` covers.
     private func forEachBase(
-        at cursor: VectorCursor, in tail: SyncedTail, _ body: (_ row: Int64, _ base: EntityBase) throws -> Void
+        at cursor: VectorCursor, past: Set<Int64>, in tail: SyncedTail,
+        _ body: (_ row: Int64, _ base: EntityBase) throws -> Void
     ) throws {
-        let past = try entitiesWithEventsPast(cursor)
         let rows = try db.statement(
             """
             SELECT n.id, n.entity_type, n.entity_id, n.claimed FROM entities n
@@ -378,10 +397,9 @@ extension EventLog {
         return EventLog.merged(rows, blocks, limit: limit) { Int64($0.stored.event.seq) }
     }
 
-    /// Inside a write transaction, after the checkpoint moved to `cursor`:
-    /// folds every entity with events past it again, from its new base.
-    private func refoldEventsPast(_ cursor: VectorCursor, in tail: SyncedTail) throws -> Int {
-        let rows = try entitiesWithEventsPast(cursor)
+    /// Inside a write transaction, after the checkpoint moved: folds the
+    /// entities `rows` (those with events past it) again, from their new bases.
+    private func refold(_ rows: Set<Int64>, in tail: SyncedTail) throws {
         guard var current = pending else { throw EventLogError.corrupt(path: path, reason: "projections not loaded") }
         pending = nil
         for row in rows.sorted() {
@@ -395,6 +413,30 @@ extension EventLog {
         }
         pending = current
         try writePending(in: tail)
-        return rows.count
+    }
+}
+
+/// The pages of `EventLog.checkpointBasePages(pageSize:)`, each read in its own transaction.
+public struct CheckpointBasePages {
+    let log: EventLog
+    let pageSize: Int
+    private var after: (type: String, id: String)?
+    private var done = false
+
+    init(log: EventLog, pageSize: Int) {
+        self.log = log
+        self.pageSize = pageSize
+    }
+
+    /// The next page; nil after the last.
+    public mutating func next() throws -> [EntityBase]? {
+        guard !done else { return nil }
+        let page = try log.checkpointBases(after: after, limit: pageSize)
+        guard let last = page.last else {
+            done = true
+            return nil
+        }
+        after = (last.entityType, last.entityID)
+        return page
     }
 }

@@ -1,6 +1,7 @@
-/// The byte layout pieces checkpoints share: big-endian integers, texts as
-/// a u32 big-endian byte count and their UTF-8 bytes.
-enum CheckpointBytes {
+/// The byte layout pieces that feed chains and checkpoints share:
+/// big-endian integers, texts as a u32 big-endian byte count and their
+/// UTF-8 bytes (docs/protocol.md "Signed feeds", "Checkpoints").
+enum ByteLayout {
     static func append(text: String, to bytes: inout [UInt8]) {
         append(bigEndian: UInt32(text.utf8.count), to: &bytes)
         bytes += text.utf8
@@ -16,7 +17,8 @@ enum CheckpointBytes {
         return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
     }
 
-    /// Reads the pieces back, each named in the error when the bytes end early.
+    /// Reads the pieces back, each named in the `CheckpointError.malformed`
+    /// it throws when the bytes end early.
     struct Reader {
         let bytes: [UInt8]
         var position: Int
@@ -53,30 +55,6 @@ enum CheckpointBytes {
             case 1: return true
             case let other: throw CheckpointError.malformed("the \(what) flag is \(other), not 0 or 1")
             }
-        }
-    }
-}
-
-/// Why a checkpoint was not taken.
-public enum CheckpointError: Error, Equatable, CustomStringConvertible {
-    /// Its bytes do not follow the layout of docs/protocol.md "Checkpoints".
-    case malformed(String)
-    /// It was recomputed from the events it covers, and differs.
-    case mismatch(checkpoint: String, madeBy: String, detail: String)
-    /// Its signature is not its signer's over its bytes.
-    case badSignature(madeBy: String)
-    /// This log cannot take it: it lacks events it covers, or it does not
-    /// extend the checkpoint this log holds.
-    case notApplicable(String)
-
-    public var description: String {
-        switch self {
-        case .malformed(let why): return "malformed checkpoint: \(why)"
-        case .mismatch(let checkpoint, let madeBy, let detail):
-            return
-                "checkpoint \(checkpoint.prefix(16)) made by \(madeBy) does not match the events it covers: \(detail)"
-        case .badSignature(let madeBy): return "checkpoint made by \(madeBy): its signature does not verify"
-        case .notApplicable(let why): return "checkpoint not taken: \(why)"
         }
     }
 }
