@@ -83,8 +83,9 @@ final class SimulatedReplica {
         // What the file keeps of earlier runs, as `GossipService` starts its node with.
         var configuration = configuration
         let kept = try SyncNode.Kept(log: log)
-        configuration.certificates = kept.certificates
-        configuration.forkProofs = kept.forkProofs
+        configuration.certificates = []
+        configuration.forkProofs = []
+        kept.configure(&configuration)
         node = SyncNode(configuration: configuration, cursor: try log.cursor(), logger: logger)
     }
 

@@ -18,7 +18,7 @@ extension Simulation {
                 case .prune: statistics.prunes += 1
                 case .graft: statistics.grafts += 1
                 case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations, .certificates, .forkProofs,
-                    .heads:
+                    .heads, .checkpoints, .checkpointAcks, .basesWanted, .bases:
                     break
                 }
                 for transmission in network.send(message, on: id, now: now, random: &random) {
@@ -30,7 +30,8 @@ extension Simulation {
                 close(id, of: replica)
             case .revoked:
                 break  // the simulator's nodes have no admin key, so they learn none
-            case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads, .keepCertificates:
+            case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads, .keepCertificates,
+                .takeCheckpoint, .readBases, .startFromCheckpoint, .keepAcks, .dropHistory:
                 guard let answer = DirectStorage.execute(effect, on: replica.log!) else { continue }
                 if let delay = scenario.storageDelayMs {
                     queue.schedule(.storageAnswer(host, answer), at: now + random.int(in: delay))

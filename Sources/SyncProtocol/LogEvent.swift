@@ -80,6 +80,23 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     /// Certificates stored by another process reached the node (`replicas`).
     case certificatesLearned = "certificates.learned"
 
+    // MARK: Checkpoints
+
+    /// A checkpoint a peer sent was recomputed from this log's events and
+    /// taken (`checkpoint`, `made_by`, `signer`, `peer`, `refolded`).
+    case checkpointTaken = "checkpoint.taken"
+    /// A checkpoint was refused (`cause`: `mismatch`, `untrusted` or
+    /// `other_chain`; `checkpoint`, `made_by`, `signer`, `signer_key`, `peer`, `detail`).
+    /// A mismatch is logged as an error: the events it covers fold to another state.
+    case checkpointRefused = "checkpoint.refused"
+    /// This empty replica started from a peer's checkpoint (`checkpoint`, `peer`, `entities`, `bytes`, `ms`).
+    case checkpointStarted = "checkpoint.started"
+    /// A start from a checkpoint failed; the history is replayed instead (`checkpoint`, `peer`, `error`).
+    case checkpointStartFailed = "checkpoint.start_failed"
+    /// Every member acknowledged the checkpoint and the retention allows it:
+    /// the events it covers were dropped (`checkpoint`, `events`, `bytes_before`, `bytes_after`).
+    case historyDropped = "checkpoint.history_dropped"
+
     // MARK: Identity
 
     /// A replica's revocation was accepted (`replica`, `revoked_at`).

@@ -6,6 +6,8 @@
 public enum WireProtocol {
     /// The sync protocol version a handshake carries. Version 2 added the
     /// identity section of `hello` (docs/identity.md); version 3 signed
-    /// feeds: proofs in `events`, `certificates` and `fork proofs` messages.
-    public static let version: UInt16 = 3
+    /// feeds: proofs in `events`, `certificates` and `fork proofs` messages;
+    /// version 4 checkpoints: `checkpoint`, `checkpoint acks`, `bases wanted`
+    /// and `bases` (docs/protocol.md "Checkpoints over the wire").
+    public static let version: UInt16 = 4
 }

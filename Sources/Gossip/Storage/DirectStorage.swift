@@ -8,6 +8,10 @@ public enum StorageAnswer: Sendable {
     case stored(ConnectionID, Result<StoreOutcome, StorageFailure>)
     case stateComputed(Result<StateReport, StorageFailure>)
     case forksFound(Result<[ForkProof], StorageFailure>)
+    case checkpointTaken(Result<TakenCheckpoint, StorageFailure>)
+    case basesRead(ConnectionID, checkpoint: [UInt8], Result<[EntityBase]?, StorageFailure>)
+    case startedFromCheckpoint(Result<VectorCursor, StorageFailure>)
+    case historyDropped(Result<DroppedHistory, StorageFailure>)
 
     /// Gives the answer to `node`; returns the effects that follow.
     public func deliver(to node: inout SyncNode, now: Milliseconds) -> [SyncNode.Effect] {
@@ -16,6 +20,10 @@ public enum StorageAnswer: Sendable {
         case .stored(let id, let outcome): node.stored(outcome, on: id, now: now)
         case .stateComputed(let report): node.stateComputed(report, now: now)
         case .forksFound(let proofs): node.forksFound(proofs, now: now)
+        case .checkpointTaken(let outcome): node.checkpointTaken(outcome, now: now)
+        case .basesRead(let id, let checkpoint, let page): node.basesRead(page, of: checkpoint, on: id, now: now)
+        case .startedFromCheckpoint(let outcome): node.startedFromCheckpoint(outcome, now: now)
+        case .historyDropped(let outcome): node.historyDropped(outcome, now: now)
         }
     }
 
@@ -58,14 +66,29 @@ public enum DirectStorage {
         case .writePendingProjections:
             _ = LogStorage.writePendingProjections(log)
             return nil
+        case .takeCheckpoint(let checkpoint):
+            return .checkpointTaken(LogStorage.take(log, checkpoint))
+        case .readBases(let id, let checkpoint, let after, let limit, let maxBytes):
+            return .basesRead(
+                id, checkpoint: checkpoint,
+                LogStorage.readBases(log, checkpoint: checkpoint, after: after, limit: limit, maxBytes: maxBytes))
+        case .startFromCheckpoint(let checkpoint, let bases):
+            return .startedFromCheckpoint(LogStorage.start(log, checkpoint, bases: bases))
+        case .keepAcks(let acks):
+            _ = LogStorage.keep(log, acks)
+            return nil
+        case .dropHistory(let checkpoint):
+            return .historyDropped(LogStorage.dropHistory(log, checkpoint: checkpoint))
         }
     }
 
-    /// True for `.read`, `.store`, `.computeState`, `.writePendingProjections`, `.quarantine`, `.compareHeads` and `.keepCertificates`.
+    /// True for every effect but `.send`, `.dial`, `.close` and `.revoked`.
     public static func isStorageWork(_ effect: SyncNode.Effect) -> Bool {
         switch effect {
         case .send, .dial, .close, .revoked: false
-        case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads, .keepCertificates: true
+        case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads, .keepCertificates,
+            .takeCheckpoint, .readBases, .startFromCheckpoint, .keepAcks, .dropHistory:
+            true
         }
     }
 

@@ -99,6 +99,71 @@ enum LogStorage {
     }
 }
 
+/// The storage work of checkpoints (docs/protocol.md "Checkpoints over the wire").
+extension LogStorage {
+    /// `.takeCheckpoint`: recomputed from the log's events, taken when it matches.
+    static func take(_ log: EventLog, _ checkpoint: SignedCheckpoint) -> Result<TakenCheckpoint, StorageFailure> {
+        Result {
+            let taking = try log.take(checkpoint.content, statement: checkpoint.bytes)
+            return TakenCheckpoint(taking: taking, historyHeld: try log.checkpoint()?.historyHeld ?? true)
+        }.mapError(StorageFailure.init)
+    }
+
+    /// `.readBases`: nil when the log no longer folds from `checkpoint`; a
+    /// page is cut after about `maxBytes` of states.
+    static func readBases(
+        _ log: EventLog, checkpoint: [UInt8], after: EntityName?, limit: Int, maxBytes: Int
+    ) -> Result<[EntityBase]?, StorageFailure> {
+        Result {
+            try log.snapshot { log in
+                guard try log.checkpoint()?.content.id == checkpoint else { return nil }
+                var page = try log.checkpointBases(after: after.map { ($0.type, $0.id) }, limit: limit)
+                var bytes = 0
+                if let cut = page.firstIndex(where: { base in
+                    bytes += EntityBase.minimumEncodedSize + base.entityID.utf8.count + (base.state?.utf8.count ?? 0)
+                    return bytes > maxBytes
+                }) {
+                    page.removeSubrange(max(cut, 1)...)  // never empty: the next page starts after it
+                }
+                return page
+            }
+        }.mapError(StorageFailure.init)
+    }
+
+    /// `.startFromCheckpoint`: the cursor after the start.
+    static func start(_ log: EventLog, _ checkpoint: SignedCheckpoint, bases: [EntityBase]) -> Result<
+        VectorCursor, StorageFailure
+    > {
+        Result {
+            try log.start(from: checkpoint.content, statement: checkpoint.bytes, bases: bases)
+            return try log.cursor()
+        }.mapError(StorageFailure.init)
+    }
+
+    /// `.keepAcks`.
+    static func keep(_ log: EventLog, _ acks: [CheckpointAck]) -> StorageFailure? {
+        do {
+            try log.storeCheckpointAcks(acks.map { ($0.checkpoint, $0.replicaID, $0.bytes) })
+            return nil
+        } catch {
+            return StorageFailure(error)
+        }
+    }
+
+    /// `.dropHistory`: the covered events removed and their space freed.
+    static func dropHistory(_ log: EventLog, checkpoint: [UInt8]) -> Result<DroppedHistory, StorageFailure> {
+        Result {
+            guard try log.checkpoint()?.content.id == checkpoint else {
+                throw StorageFailure("the log folds from another checkpoint now")
+            }
+            let dropped = try log.dropCoveredHistory()
+            return DroppedHistory(
+                checkpoint: checkpoint, events: dropped.events, bytesBefore: dropped.bytesBefore,
+                bytesAfter: dropped.bytesAfter)
+        }.mapError(StorageFailure.init)
+    }
+}
+
 extension StorageFailure {
     /// The failure of a storage call, in the words of its error.
     init(_ error: any Error) {

@@ -311,6 +311,25 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         }
     }
 
+    /// The storage work of checkpoints, on the writer (a start or a drop
+    /// rewrites the log; a take refolds entities); `completion` gets the
+    /// answer, if the work has one.
+    func checkpointWork(_ effect: SyncNode.Effect, completion: @escaping @Sendable (StorageAnswer) -> Void) {
+        writer.async { [self] in
+            guard !closed.load(ordering: .acquiring) else { return }
+            if let refusal = deletedFileRefusal() {
+                noteFailure(refusal)
+                return
+            }
+            guard let answer = DirectStorage.execute(effect, on: log) else { return }
+            if case .startedFromCheckpoint(.success(let cursor)) = answer {
+                cursorAfterLastCommit = cursor
+                dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
+            }
+            completion(answer)
+        }
+    }
+
     /// Writes the projection rows still pending, on the writer.
     func writePendingProjections() {
         writer.async { [self] in

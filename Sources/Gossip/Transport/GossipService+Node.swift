@@ -38,6 +38,10 @@ extension GossipService {
                 }
             case .revoked(let revocations):
                 configuration.storeRevocations(revocations)
+            case .takeCheckpoint, .readBases, .startFromCheckpoint, .keepAcks, .dropHistory:
+                storage.checkpointWork(effect) { [self] answer in
+                    loop.execute { [self] in carryOut(answer.deliver(to: &node, now: loop.now)) }
+                }
             }
         }
         scheduleNodeTimer()

@@ -94,8 +94,7 @@ public final class GossipService: Service, @unchecked Sendable {
     ) throws {
         var configuration = configuration
         let kept = try storage.read { try SyncNode.Kept(log: $0) }
-        configuration.node.certificates += kept.certificates
-        configuration.node.forkProofs += kept.forkProofs
+        kept.configure(&configuration.node)
         self.storage = storage
         self.clusterKey = clusterKey
         self.configuration = configuration
@@ -227,6 +226,28 @@ public final class GossipService: Service, @unchecked Sendable {
     /// False once the loop has stopped.
     public func revoke(_ revocations: [Revocation]) -> Bool {
         onLoop { service in service.carryOut(service.node.learn(revocations, from: nil, now: service.loop.now)) } != nil
+    }
+
+    /// Gives the node a checkpoint made here (`peerd checkpoint make` or
+    /// `take` while the daemon runs): it is recomputed from the log, taken
+    /// and shown to every peer, as one a peer sent. False once the loop has stopped.
+    public func give(_ checkpoint: SignedCheckpoint) -> Bool {
+        onLoop { service in service.carryOut(service.node.checkpointGiven(checkpoint, now: service.loop.now)) } != nil
+    }
+
+    /// Retires a replica of an open cluster (`peerd retire`); the retired
+    /// replicas after it, nil once the loop has stopped.
+    public func retire(_ replicaID: String) -> Set<String>? {
+        onLoop { service in
+            service.carryOut(service.node.retire(replicaID, now: service.loop.now))
+            return service.node.retiredReplicas
+        }
+    }
+
+    /// What the node knows of checkpoints: the refused ones and where
+    /// dropping history stands.
+    public func checkpointStatus() -> (refused: [RefusedCheckpoint], collection: HistoryCollection)? {
+        onLoop { ($0.node.refusedCheckpoints, $0.node.historyCollection) }
     }
 
     /// The feeds the node refused from peers for failing verification and

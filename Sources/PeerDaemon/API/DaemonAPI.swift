@@ -148,6 +148,12 @@ final class DaemonAPI: @unchecked Sendable {
         case "revocations" where segments.count == 1:
             try allow("POST")
             return try revoke(request)
+        case "retired" where segments.count == 1:
+            try allow("POST")
+            return try retire(request)
+        case "checkpoints" where segments.count == 1:
+            try allow("POST")
+            return try giveCheckpoint(request)
         case "metrics" where segments.count == 1:
             try allow("GET")
             return try metricsText()

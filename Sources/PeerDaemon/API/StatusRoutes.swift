@@ -21,7 +21,7 @@ extension DaemonAPI {
         let replica = try reads.read { try ReplicaStatus(log: $0, known: known) }
         let rows = service.peerTable()
         let connected = rows.filter { $0.state == .connected }
-        let status = DaemonStatus(
+        var status = DaemonStatus(
             replica: replica, role: settings.role.description, identity: settings.identity,
             storage: StorageReport(storage.health),
             sync: DaemonStatus.Sync(
@@ -47,6 +47,10 @@ extension DaemonAPI {
             clock_skew_ms: Dictionary(
                 rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
                 uniquingKeysWith: max))
+        if let checkpoints = service.checkpointStatus() {
+            status.refused_checkpoints = checkpoints.refused.map(RefusedCheckpointReport.init)
+            status.history = HistoryReport(checkpoints.collection, nowMs: storage.clock.nowMs())
+        }
         return .json(value: status)
     }
 
@@ -73,6 +77,41 @@ extension DaemonAPI {
         }
         guard service.revoke([revocation]) else { throw APIError(503, "shutting_down", "the daemon is shutting down") }
         return .json(value: ["revoked": service.revocations().map(RevokedReplica.init)])
+    }
+
+    /// `POST /checkpoints` with `{"checkpoint":"<hex statement>"}` (what
+    /// `peerd checkpoint make` and `take` send while the daemon runs): the
+    /// node recomputes it from the log, takes it and shows it to its peers;
+    /// `202` with the checkpoint's id, since the take runs after the reply.
+    func giveCheckpoint(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard case .string(let hex)? = try Self.jsonObject(request)["checkpoint"], let bytes = Hex.bytes(hex) else {
+            throw APIError.badRequest("the body must be {\"checkpoint\":\"<statement in hex>\"}")
+        }
+        let checkpoint: SignedCheckpoint
+        do {
+            checkpoint = try SignedCheckpoint(bytes: bytes)
+        } catch {
+            throw APIError(422, "invalid_checkpoint", "\(error)")
+        }
+        guard service.give(checkpoint) else { throw APIError(503, "shutting_down", "the daemon is shutting down") }
+        return .json(202, value: ["checkpoint": Hex.string(checkpoint.content.id)])
+    }
+
+    /// `POST /retired` with `{"replica":"ID"}` (what `peerd retire` sends in
+    /// an open cluster): the replica's missing acknowledgement no longer
+    /// holds the history; `200 {"retired":[…]}`.
+    func retire(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard case .string(let replicaID)? = try Self.jsonObject(request)["replica"], !replicaID.isEmpty else {
+            throw APIError.badRequest("the body must be {\"replica\":\"ID\"}")
+        }
+        guard settings.certificate == nil else {
+            throw APIError(
+                409, "certified", "in a certified cluster the admin retires a replica with a revocation (peerd retire)")
+        }
+        guard let retired = service.retire(replicaID) else {
+            throw APIError(503, "shutting_down", "the daemon is shutting down")
+        }
+        return .json(value: ["retired": retired.sorted()])
     }
 
     func peers() -> HTTPResponse {
@@ -118,6 +157,11 @@ struct DaemonStatus: Codable {
     var sync: Sync
     /// Per peer replica: the most its event times were ahead of our clock.
     var clock_skew_ms: [String: Int64]
+    /// Checkpoints this node refused: one that does not match its events,
+    /// one signed by a key it does not trust, one of another chain.
+    var refused_checkpoints: [RefusedCheckpointReport] = []
+    /// Where dropping the history under the checkpoint stands.
+    var history: HistoryReport?
 
     init(
         replica: ReplicaStatus, role: String, identity: IdentityReport, storage: StorageReport, sync: Sync,
@@ -138,6 +182,7 @@ struct DaemonStatus: Codable {
 
     enum CodingKeys: String, CodingKey {
         case role, identity, storage, sync, peer_identities, revoked, refused_feeds, domains_differ, clock_skew_ms
+        case refused_checkpoints, history
     }
 
     var text: String {
@@ -165,6 +210,8 @@ struct DaemonStatus: Codable {
         for (peer, skew) in clock_skew_ms.sorted(by: { $0.key < $1.key }) {
             lines.append("clock skew  \(peer) ahead by \(skew) ms")
         }
+        lines += refused_checkpoints.map(\.text)
+        lines += history?.lines ?? []
         return lines.joined(separator: "\n")
     }
 
@@ -181,6 +228,8 @@ struct DaemonStatus: Codable {
         try container.encode(storage, forKey: .storage)
         try container.encode(sync, forKey: .sync)
         try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
+        try container.encode(refused_checkpoints, forKey: .refused_checkpoints)
+        try container.encodeIfPresent(history, forKey: .history)
     }
 
     init(from decoder: Decoder) throws {
@@ -195,6 +244,9 @@ struct DaemonStatus: Codable {
         storage = try container.decode(StorageReport.self, forKey: .storage)
         sync = try container.decode(Sync.self, forKey: .sync)
         clock_skew_ms = try container.decode([String: Int64].self, forKey: .clock_skew_ms)
+        refused_checkpoints =
+            try container.decodeIfPresent([RefusedCheckpointReport].self, forKey: .refused_checkpoints) ?? []
+        history = try container.decodeIfPresent(HistoryReport.self, forKey: .history)
     }
 }
 

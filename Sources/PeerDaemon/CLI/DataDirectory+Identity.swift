@@ -72,6 +72,21 @@ extension DataDirectory {
 /// `DIR/revocations`: the revocations this replica knows, one code
 /// (`psr1-…`) a line, from `peerd revoke` and from peers.
 extension DataDirectory {
+    var retiredPath: String { (path as NSString).appendingPathComponent("retired") }
+
+    /// The replicas retired in an open cluster (`peerd retire`), one id a line.
+    func retired() throws -> Set<String> {
+        guard let data = FileManager.default.contents(atPath: retiredPath) else { return [] }
+        return Set(String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty })
+    }
+
+    /// Adds `replicaID` to the retired replicas.
+    func retire(_ replicaID: String) throws {
+        var all = try retired()
+        all.insert(replicaID)
+        try replaceFile(named: "retired", with: Array(all.sorted().map { $0 + "\n" }.joined().utf8))
+    }
+
     var revocationsPath: String { (path as NSString).appendingPathComponent("revocations") }
 
     func revocations() throws -> [Revocation] {

@@ -15,7 +15,8 @@ enum CheckpointCommands {
             the state hash and the digest of every entity's state), signs it and takes it: from then on each \
             entity folds the events after it on top of its state there. In a cluster with an admin key only that \
             admin signs checkpoints (--admin-key FILE); in an open cluster the replica signs with its identity \
-            key. Safe while `peerd run` runs. Prints the checkpoint's id and what it covers.
+            key. Safe while `peerd run` runs: the daemon then shows it to its peers, and every replica that \
+            holds the events recomputes and takes it. Prints the checkpoint's id and what it covers.
             """,
         flags: ["json"], options: ["admin-key"]
     ) { arguments, directory in
@@ -25,6 +26,7 @@ enum CheckpointCommands {
         let content = try log.makeCheckpoint()
         let signed = SignedCheckpoint.sign(content, by: key, as: signer)
         _ = try log.take(content, statement: signed.bytes)
+        try tellDaemon(directory, signed)
         let report = CheckpointReport(try log.checkpoint()!)
         print(arguments.has("json") ? report.json : report.text)
     }
@@ -82,6 +84,7 @@ enum CheckpointCommands {
         } catch let error as CheckpointError {
             throw CommandError("\(path): \(error)")
         }
+        try tellDaemon(directory, statement)
         let report = CheckpointReport(try log.checkpoint()!)
         print("started from \(report.text)")
     }
@@ -108,12 +111,20 @@ enum CheckpointCommands {
             throw CommandError(
                 "\(path): \(error) (signed by \(signer), key \(Hex.string(statement.signerKey).prefix(16))…)")
         }
+        try tellDaemon(directory, statement)
         let report = CheckpointReport(try log.checkpoint()!)
         switch taking {
         case .alreadyHeld: print("already holds \(report.text)")
         case .taken(let refolded):
             print("took \(report.text); \(refolded) entities with events after it were folded again on top of it")
         }
+    }
+
+    /// The daemon running on DIR, if any, learns the checkpoint this command
+    /// took, so that it shows it to its peers (`POST /checkpoints`).
+    private static func tellDaemon(_ directory: DataDirectory, _ statement: SignedCheckpoint) throws {
+        guard case .daemon(let api) = try ReplicaAccess.of(directory) else { return }
+        _ = try api.call("POST", "/checkpoints", body: "{\"checkpoint\":\"\(Hex.string(statement.bytes))\"}")
     }
 
     /// In a cluster with an admin key, a checkpoint counts only if that admin signed it.

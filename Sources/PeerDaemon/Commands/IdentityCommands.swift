@@ -78,6 +78,38 @@ enum IdentityCommands {
             print(Invite(clusterKey: try directory.readClusterKey(), certificate: certificate).code)
         },
         Command(
+            path: ["retire"], usage: "retire --replica ID [--admin-key FILE]",
+            summary: """
+                Retires the device ID for good, so that its missing acknowledgement of a checkpoint no longer \
+                keeps the history (docs/operations.md "Dropping history"). In a certified cluster the admin \
+                retires it with a revocation, exactly as `peerd revoke` (give --admin-key FILE): every replica \
+                learns it and no longer waits for ID. In an open cluster, where nobody signs for the cluster, \
+                each replica's operator retires ID on that replica (through its daemon when one runs; kept in \
+                DIR/retired). Prints what it did.
+                """,
+            options: ["admin-key", "replica"]
+        ) { arguments, directory in
+            _ = try arguments.positional()
+            guard let replicaID = arguments.options["replica"], !replicaID.isEmpty else {
+                throw UsageError("missing --replica ID")
+            }
+            try directory.requireReplica()
+            if try directory.certificate() != nil {
+                guard arguments.options["admin-key"] != nil else {
+                    throw UsageError(
+                        "this replica is in a certified cluster: the admin retires ID with --admin-key FILE")
+                }
+                try revoke(arguments, directory)
+                return
+            }
+            try directory.retire(replicaID)
+            if case .daemon(let api) = try ReplicaAccess.of(directory) {
+                let body = String(decoding: try JSONEncoder().encode(["replica": replicaID]), as: UTF8.self)
+                _ = try api.call("POST", "/retired", body: body)
+            }
+            print("retired \(replicaID): its acknowledgement of checkpoints is no longer awaited here")
+        },
+        Command(
             path: ["revoke"], usage: "revoke --admin-key FILE --replica ID",
             summary: """
                 Revokes the replica ID: signs a revocation with the admin key and installs it in this replica \
@@ -88,41 +120,46 @@ enum IdentityCommands {
             options: ["admin-key", "replica"]
         ) { arguments, directory in
             _ = try arguments.positional()
-            guard let adminFile = arguments.options["admin-key"] else { throw UsageError("missing --admin-key FILE") }
-            guard let replicaID = arguments.options["replica"], !replicaID.isEmpty else {
-                throw UsageError("missing --replica ID")
-            }
-            try directory.requireReplica()
-            let admin: SigningKey
-            do {
-                admin = try SigningKey.read(fromFile: adminFile)
-            } catch let error as KeyFileError {
-                throw CommandError("--admin-key: \(error)")
-            }
-            guard let certificate = try directory.certificate(), certificate.adminKey == admin.publicKey else {
-                throw CommandError(
-                    "\(directory.path) holds no certificate from this admin key; a revocation takes effect only in "
-                        + "the certified cluster of that key (docs/identity.md)")
-            }
-            let access = try ReplicaAccess.of(directory)
-            if let earlier = try revokedAt(replicaID, access) {
-                print("replica \(replicaID) was already revoked at \(IdentityError.time(earlier))")
-                return
-            }
-            let revocation = Revocation.issue(by: admin, replicaID: replicaID, revokedMs: TrustPolicy.systemClockMs())
-            switch access {
-            case .daemon(let api):
-                _ = try api.call("POST", "/revocations", body: "{\"revocation\":\"\(revocation.code)\"}")
-            case .files(let directory):
-                try directory.store([revocation])
-            }
-            print(revocation.code)
-            if replicaID == (try? directory.openLog().replicaID) {
-                FileHandle.standardError.write(
-                    Data("note: \(replicaID) is this directory's own replica; its peers refuse it from now on\n".utf8))
-            }
+            try revoke(arguments, directory)
         },
     ]
+
+    /// `peerd revoke` (and `peerd retire` in a certified cluster).
+    private static func revoke(_ arguments: Arguments, _ directory: DataDirectory) throws {
+        guard let adminFile = arguments.options["admin-key"] else { throw UsageError("missing --admin-key FILE") }
+        guard let replicaID = arguments.options["replica"], !replicaID.isEmpty else {
+            throw UsageError("missing --replica ID")
+        }
+        try directory.requireReplica()
+        let admin: SigningKey
+        do {
+            admin = try SigningKey.read(fromFile: adminFile)
+        } catch let error as KeyFileError {
+            throw CommandError("--admin-key: \(error)")
+        }
+        guard let certificate = try directory.certificate(), certificate.adminKey == admin.publicKey else {
+            throw CommandError(
+                "\(directory.path) holds no certificate from this admin key; a revocation takes effect only in "
+                    + "the certified cluster of that key (docs/identity.md)")
+        }
+        let access = try ReplicaAccess.of(directory)
+        if let earlier = try revokedAt(replicaID, access) {
+            print("replica \(replicaID) was already revoked at \(IdentityError.time(earlier))")
+            return
+        }
+        let revocation = Revocation.issue(by: admin, replicaID: replicaID, revokedMs: TrustPolicy.systemClockMs())
+        switch access {
+        case .daemon(let api):
+            _ = try api.call("POST", "/revocations", body: "{\"revocation\":\"\(revocation.code)\"}")
+        case .files(let directory):
+            try directory.store([revocation])
+        }
+        print(revocation.code)
+        if replicaID == (try? directory.openLog().replicaID) {
+            FileHandle.standardError.write(
+                Data("note: \(replicaID) is this directory's own replica; its peers refuse it from now on\n".utf8))
+        }
+    }
 
     /// When the replica DIR knows as revoked was revoked, if it is.
     private static func revokedAt(_ replicaID: String, _ access: ReplicaAccess) throws -> UInt64? {

@@ -11,7 +11,8 @@ enum RunCommand {
         usage: """
             run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL] \
             [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N] [--relay] \
-            [--topology auto|mesh|hub] [--relay-fallback-ms N] \(testUsage)[--config FILE]
+            [--topology auto|mesh|hub] [--relay-fallback-ms N] [--start-from checkpoint|replay] \
+            [--keep-history all|Nd] \(testUsage)[--config FILE]
             """,
         summary: """
             Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
@@ -27,11 +28,16 @@ enum RunCommand {
             role=relay and serves as the hub its replicas sync through. --topology (default auto, \
             docs/topology.md): auto syncs through relays while one is connected and falls back to the \
             full mesh --relay-fallback-ms (default 3000) after the last one is gone; mesh ignores \
-            relays; hub dials relays only and never falls back.\(testSummary)
+            relays; hub dials relays only and never falls back. --start-from (default checkpoint, \
+            docs/operations.md "Checkpoints"): an empty replica starts from the newest checkpoint a peer \
+            shows that it trusts, plus the events after it; replay takes the whole history instead. \
+            --keep-history (default all): with Nd, the events a checkpoint covers are dropped once every \
+            member of the cluster acknowledged it and it is N days old (0d: at once).\(testSummary)
             """,
         flags: ["no-mdns", "relay"],
         options: Set([
             "listen", "peer", "log-level", "http", "http-token-file", "double-tap-ms", "topology", "relay-fallback-ms",
+            "start-from", "keep-history",
         ]).union(testOptions),
         repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
@@ -76,6 +82,17 @@ enum RunCommand {
                 throw UsageError.badValue(text, of: "relay-fallback-ms", "must be a whole number of 0 or more")
             }
             settings.relayFallbackMs = fallback
+        }
+        switch arguments.options["start-from"] ?? "checkpoint" {
+        case "checkpoint": settings.startsFromCheckpoints = true
+        case "replay": settings.startsFromCheckpoints = false
+        case let text: throw UsageError.badValue(text, of: "start-from", "must be checkpoint or replay")
+        }
+        if let text = arguments.options["keep-history"] {
+            guard let retention = HistoryRetention(text) else {
+                throw UsageError.badValue(text, of: "keep-history", "must be all, or a number of days such as 30d")
+            }
+            settings.retention = retention
         }
         #if PEERD_TEST_FLAGS
             if let text = arguments.options["clock-offset-ms"] {

@@ -25,6 +25,10 @@ enum DaemonRuntime {
         var topology = TopologyMode.auto
         /// How long an `auto` replica keeps to the hub once every relay is gone.
         var relayFallbackMs: Int64 = 3_000
+        /// `--start-from`: an empty log may start from a peer's checkpoint.
+        var startsFromCheckpoints = true
+        /// `--keep-history`.
+        var retention = HistoryRetention.everything
         /// `--clock-offset-ms` (tests and labs only): added to the wall clock
         /// the hybrid clock and arrival times read, a device clock set wrong.
         var clockOffsetMs: Int64 = 0
@@ -59,6 +63,9 @@ enum DaemonRuntime {
         var configuration = GossipService.Configuration(replicaID: storage.replicaID, role: settings.role)
         configuration.node.peers.topology = settings.topology
         configuration.node.peers.relayFallbackMs = settings.relayFallbackMs
+        configuration.node.startsFromCheckpoints = settings.startsFromCheckpoints
+        configuration.node.retention = settings.retention
+        configuration.node.retired = try configured { try directory.retired() }
         configuration.listenHost = settings.listen.host
         configuration.listenPort = settings.listen.port
         configuration.peers = settings.peers

@@ -42,6 +42,9 @@ public struct EntityBase: Hashable, Sendable {
         bytes += lastKey.eventID.orderedBytes
     }
 
+    /// The fewest bytes `encode(into:)` writes (four empty texts).
+    public static let minimumEncodedSize = 4 * 4 + 1 + 16 + 1 + 8 + 8 + 16
+
     /// Reads one record written by `encode(into:)` at `position`, moving it past.
     ///
     /// - Throws: `CheckpointError.malformed` for bytes that end early or hold

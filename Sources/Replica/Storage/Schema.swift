@@ -9,7 +9,9 @@ enum Schema {
 
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
-    static let migrations: [String] = [version1, version2, version3, version4, version5, version6, version7, version8]
+    static let migrations: [String] = [
+        version1, version2, version3, version4, version5, version6, version7, version8, version9,
+    ]
 
     private static let version1 = """
         CREATE TABLE meta (
@@ -254,5 +256,17 @@ enum Schema {
         );
 
         INSERT OR IGNORE INTO meta (key, value) VALUES ('checkpoint', ''), ('history_held', '1');
+        """
+
+    /// Version 9: acknowledgements of checkpoints (docs/storage.md
+    /// "Dropping history"): per checkpoint and replica, the replica's
+    /// signed statement that it folds from it.
+    private static let version9 = """
+        CREATE TABLE checkpoint_acks (
+            checkpoint BLOB NOT NULL,
+            replica    TEXT NOT NULL,
+            ack        BLOB NOT NULL,
+            PRIMARY KEY (checkpoint, replica)
+        ) WITHOUT ROWID;
         """
 }

@@ -146,7 +146,7 @@ extension SyncNode {
                     directOrigins: direct)
             }
             var effects = perform(answers, on: id, now: now)
-            if moved { effects += broadcastCursor(except: id, now: now) }
+            if moved { effects += broadcastCursor(except: id, now: now) + logGrew(now: now) }
             effects += learn(done.report.forkProofs, from: id, foundHere: true, now: now)
             noteProgress(on: id, received: delivered, now: now)
             let queued = storage.connections[id]?.queued ?? []
@@ -265,7 +265,7 @@ extension SyncNode {
             observeCatchUp(on: id, received: 0, now: now)
             effects += noteDivergence(on: id)
         }
-        return effects
+        return effects + dropHistoryIfStable(now: now)
     }
 
     /// Storage answered `.compareHeads`: the forks a peer's heads proved.

@@ -46,6 +46,26 @@ public struct SyncNode: Sendable {
         public var forkProofs: [ForkProof] = []
         /// The certificates the log keeps (learned from peers before).
         public var certificates: [Certificate] = []
+        /// The checkpoint the log folds from, as it travels; when it was
+        /// taken (Unix ms), and whether the log still holds what it covers.
+        public var checkpoint: (statement: SignedCheckpoint, takenMs: Milliseconds, historyHeld: Bool)?
+        /// The checkpoints it extends that the log took before, oldest first.
+        public var earlierCheckpoints: [SignedCheckpoint] = []
+        /// The acknowledgements of `checkpoint` the log keeps.
+        public var checkpointAcks: [CheckpointAck] = []
+        /// An empty log may start from a peer's trusted checkpoint instead
+        /// of replaying the history (docs/protocol.md "Checkpoints over the
+        /// wire"); `peerd run` does unless `--start-from replay`.
+        public var startsFromCheckpoints = false
+        /// How long an empty log waits for a checkpoint offer once a peer is
+        /// identified, before it replays the history from whoever has it.
+        public var checkpointOfferWaitMs: Milliseconds = 300
+        /// When events covered by a checkpoint that every member acknowledged
+        /// are dropped (docs/operations.md "Dropping history").
+        public var retention = HistoryRetention.everything
+        /// Replicas retired in an open cluster (`peerd retire`): their
+        /// missing acknowledgements no longer hold the history.
+        public var retired: Set<String> = []
 
         public init(hello: Hello) {
             self.hello = hello
@@ -79,6 +99,19 @@ public struct SyncNode: Sendable {
         /// Compare a peer's signed heads with the log's; quarantine the
         /// feeds they prove forked and answer with `forksFound`.
         case compareHeads([SignedHead], keys: FeedKeys)
+        /// Recompute a checkpoint from the log's events and fold from it when
+        /// it matches; answer with `checkpointTaken`.
+        case takeCheckpoint(SignedCheckpoint)
+        /// Read up to `limit` bases (about `maxBytes`) of the checkpoint the
+        /// log folds from, after `after`; answer with `basesRead`.
+        case readBases(ConnectionID, checkpoint: [UInt8], after: EntityName?, limit: Int, maxBytes: Int)
+        /// Start the empty log from a checkpoint and its bases; answer with `startedFromCheckpoint`.
+        case startFromCheckpoint(SignedCheckpoint, bases: [EntityBase])
+        /// Keep checkpoint acknowledgements in the log.
+        case keepAcks([CheckpointAck])
+        /// Drop the events the checkpoint covers and free their space;
+        /// answer with `historyDropped`.
+        case dropHistory(checkpoint: [UInt8])
     }
 
     public let configuration: Configuration
@@ -133,6 +166,9 @@ public struct SyncNode: Sendable {
     var awaited: [FeedID: AwaitedFeed] = [:]
     /// Feeds refused from peers for failing verification, until events of them are stored.
     var refusals = FeedRefusals()
+    /// Checkpoints: the one held, its acknowledgements, the start of an
+    /// empty log and the dropping of history (`SyncNode+Checkpoints`).
+    var checkpoints: CheckpointState
 
     /// A node whose log holds `cursor`.
     public init(
@@ -145,6 +181,7 @@ public struct SyncNode: Sendable {
             seed: configuration.seed)
         self.emit = logger
         self.cursor = cursor
+        self.checkpoints = CheckpointState(configuration, logIsEmpty: cursor.heads.isEmpty)
         self.ownCertificate = Self.ownCertificate(configuration)
         for revocation in configuration.revocations { _ = keep(revocation) }
         if let ownCertificate { _ = keep(ownCertificate) }
@@ -191,6 +228,8 @@ public struct SyncNode: Sendable {
         var sessionConfiguration = configuration.session
         sessionConfiguration.trust.revoked = revoked
         sessionConfiguration.sendsOnlyProvenRuns = verifiesFeeds
+        sessionConfiguration.holdsCursor = checkpoints.holdsCursors
+        sessionConfiguration.historyFloor = checkpoints.historyFloor
         var session = SyncSession(
             hello: hello, configuration: sessionConfiguration, binding: transcript, role: role)
         if localStateIsCurrent, let localState { session.localStateComputed(localState) }
@@ -223,6 +262,7 @@ public struct SyncNode: Sendable {
 
     /// A connection is gone (closed by either side, or failed).
     public mutating func connectionClosed(_ id: ConnectionID, now: Milliseconds) {
+        startLost(id, now: now)
         sessions[id] = nil
         remoteHosts[id] = nil
         adverts[id] = nil
@@ -240,6 +280,7 @@ public struct SyncNode: Sendable {
         if let peers = manager.nextDeadline { deadline = min(deadline, peers) }
         if let retry = storage.retryAt { deadline = min(deadline, retry) }
         if let repair = nextGraftCheck { deadline = min(deadline, repair) }
+        if let decision = checkpoints.startDecisionAt(configuration) { deadline = min(deadline, decision) }
         return deadline
     }
 
@@ -250,6 +291,7 @@ public struct SyncNode: Sendable {
         noteTopology()
         if let retry = storage.retryAt, retry <= now { effects += retryStorage() }
         if let repair = nextGraftCheck, repair <= now { effects += graftLostLinks(now: now) }
+        effects += decideStartIfDue(now: now)
         if lastAntiEntropyAt.map({ now - $0 >= configuration.antiEntropyIntervalMs }) ?? true {
             lastAntiEntropyAt = now
             effects += endExpiredSessions() + antiEntropyRound(now: now)
@@ -266,7 +308,7 @@ public struct SyncNode: Sendable {
     ) -> [Effect] {
         recent.remember(committed, signed: signed)
         guard raiseCursor(to: fresh) else { return [] }
-        return broadcastCursor(except: nil, now: now)
+        return broadcastCursor(except: nil, now: now) + logGrew(now: now)
     }
 
     /// Raises `cursor` to `fresh`, feed by feed (a log only grows, so an
@@ -328,12 +370,23 @@ public struct SyncNode: Sendable {
                 effects += exchangePeers(on: id, hello: hello)
                 if !revoked.isEmpty { effects.append(.send(id, .revocations(revocations))) }
                 effects += greet(id, hello: hello, now: now)
+                effects += greetWithCheckpoint(id, now: now)
             case .learnedCertificates(let learned):
                 effects += learn(learned, from: id, now: now)
             case .learnedForkProofs(let proofs):
                 effects += learn(proofs, from: id, foundHere: false, now: now)
             case .learnedHeads(let heads):
                 if verifiesFeeds, !heads.isEmpty { effects.append(.compareHeads(heads, keys: feedKeys)) }
+            case .learnedCheckpoints(let checkpoints):
+                effects += learn(checkpoints, from: id, now: now)
+            case .learnedAcks(let acks):
+                effects += learn(acks, from: id, now: now)
+            case .basesWanted(let checkpoint, let after):
+                effects += serveBases(of: checkpoint, after: after, to: id)
+            case .receivedBases(let checkpoint, let page, let last):
+                effects += receiveBases(page, of: checkpoint, last: last, from: id, now: now)
+            case .peerCursorHeld:
+                effects += decideStartIfDue(now: now)
             case .refusedWrites(let events):
                 noteRefusedWrites(events, on: id)
             case .learnedRevocations(let learned):

@@ -43,6 +43,19 @@ public enum Message: Hashable, Sendable {
     /// The sender's signed heads, sent when our cursors are equal and our
     /// states are not: the receiver checks them against its own for a fork.
     case heads([SignedHead])
+    /// Checkpoints of the chain the sender folds from, oldest first, the
+    /// newest last (docs/protocol.md "Checkpoints over the wire"): the last
+    /// few once a peer's hello is admitted, then each new one it takes.
+    case checkpoints([SignedCheckpoint])
+    /// Acknowledgements of the sender's checkpoint that it knows, its own
+    /// among them: all of them once a peer's hello is admitted, then each new one.
+    case checkpointAcks([CheckpointAck])
+    /// "Send me the bases of `checkpoint` that follow `after`" (from the
+    /// first with nil): a replica starting from it asks page by page.
+    case basesWanted(checkpoint: [UInt8], after: EntityName?)
+    /// A page of `checkpoint`'s bases in `(type, id)` order; `last` when
+    /// none follow. Empty and last when the sender no longer folds from it.
+    case bases(checkpoint: [UInt8], page: [EntityBase], last: Bool)
 
     /// A short name for logs.
     public var name: String {
@@ -60,6 +73,10 @@ public enum Message: Hashable, Sendable {
         case .certificates: "certificates"
         case .forkProofs: "fork proofs"
         case .heads: "heads"
+        case .checkpoints: "checkpoints"
+        case .checkpointAcks: "checkpoint acks"
+        case .basesWanted: "bases wanted"
+        case .bases: "bases"
         }
     }
 }
@@ -140,5 +157,16 @@ public struct PeerAdvert: Hashable, Sendable {
     public init(replicaID: String, address: PeerAddress) {
         self.replicaID = replicaID
         self.address = address
+    }
+}
+
+/// An entity by type and id: where a page of checkpoint bases resumes.
+public struct EntityName: Hashable, Sendable {
+    public var type: String
+    public var id: String
+
+    public init(type: String, id: String) {
+        self.type = type
+        self.id = id
     }
 }

@@ -180,6 +180,8 @@ extension SyncSession {
                         head
                     }
                 let sent = sentHeads[feed]
+                // Below our checkpoint's floor the events are gone here.
+                guard sent >= configuration.historyFloor[feed] else { continue }
                 if limit > sent { ranges.append(FeedRange(feed: feed, seqs: (sent + 1)...limit)) }
             }
             guard !ranges.isEmpty else { return [] }

@@ -58,6 +58,15 @@ public struct SyncSession: Sendable {
         /// (docs/protocol.md "Runs a peer declined"). `SyncNode` sets it
         /// when it verifies feeds.
         public var sendsOnlyProvenRuns = false
+        /// Say nothing of our cursor once the peer's hello is admitted, until
+        /// `releaseCursor`: an empty replica that may start from a peer's
+        /// checkpoint hears the offers before anyone sends it the history
+        /// (docs/protocol.md "Checkpoints over the wire").
+        public var holdsCursor = false
+        /// The cursor of the checkpoint this log started from or dropped the
+        /// history of: feeds the peer holds less of are not sent (the events
+        /// are gone here; it gets them from a replica that has them).
+        public var historyFloor = VectorCursor()
 
         public init() {}
     }
@@ -85,6 +94,17 @@ public struct SyncSession: Sendable {
         case learnedForkProofs([ForkProof])
         /// The peer showed its signed heads (compared with ours by the node).
         case learnedHeads([SignedHead])
+        /// The peer folds from these checkpoints, oldest first (checked and taken by the node).
+        case learnedCheckpoints([SignedCheckpoint])
+        /// The peer sent checkpoint acknowledgements (checked by the node).
+        case learnedAcks([CheckpointAck])
+        /// The peer asks for a page of a checkpoint's bases (served by the node).
+        case basesWanted(checkpoint: [UInt8], after: EntityName?)
+        /// The peer sent a page of a checkpoint's bases.
+        case receivedBases(checkpoint: [UInt8], page: [EntityBase], last: Bool)
+        /// The peer's first cursor arrived while ours is held: the node
+        /// decides whether to start from a checkpoint, then releases ours.
+        case peerCursorHeld
         /// End the connection; the reason is for the log.
         case close(reason: String)
     }
@@ -111,8 +131,12 @@ public struct SyncSession: Sendable {
         }
     }
 
-    public let configuration: Configuration
+    public private(set) var configuration: Configuration
     private let hello: Hello
+    /// Our cursor is not yet told (`Configuration.holdsCursor`).
+    public private(set) var cursorHeld = false
+    /// The peer's first cursor, while ours is held.
+    private var heldPeerCursor: VectorCursor?
     private var state = State.idle
     private var localCursor = VectorCursor()
     /// Our cursor as last sent, to send only what changed.
@@ -230,7 +254,15 @@ public struct SyncSession: Sendable {
             hidesFeeds = shown != localCursor
             localCursor = shown
             advertised = localCursor
+            if configuration.holdsCursor {
+                cursorHeld = true
+                return [.identified(peer)]
+            }
             return [.identified(peer), .send(.cursor(localCursor))]
+        case (.awaitingCursor, .cursor(let heads)) where cursorHeld:
+            guard heldPeerCursor == nil else { return fail("a second cursor before ours") }
+            heldPeerCursor = heads
+            return [.peerCursorHeld]
         case (.awaitingCursor(let peer), .cursor(let heads)):
             var syncing = Syncing(peer: peer, localReplicaID: hello.replicaID)
             let stateDirectives = syncing.stateIfDue(localState, advertised: advertised)
@@ -252,6 +284,18 @@ public struct SyncSession: Sendable {
             return [.learnedForkProofs(proofs)]
         case (.syncing, .heads(let heads)):
             return [.learnedHeads(heads.filter { mayRead($0.feed) })]
+        case (.awaitingCursor, .checkpoints(let checkpoints)), (.syncing, .checkpoints(let checkpoints)):
+            return [.learnedCheckpoints(checkpoints)]
+        case (.awaitingCursor, .checkpointAcks(let acks)), (.syncing, .checkpointAcks(let acks)):
+            return [.learnedAcks(acks)]
+        case (.awaitingCursor, .basesWanted(let checkpoint, let after)),
+            (.syncing, .basesWanted(let checkpoint, let after)):
+            // Bases hold every feed's state: only for a peer that may read them all.
+            guard !hidesFeeds else { return fail("bases asked for by a peer whose scopes hide feeds") }
+            return [.basesWanted(checkpoint: checkpoint, after: after)]
+        case (.awaitingCursor, .bases(let checkpoint, let page, let last)),
+            (.syncing, .bases(let checkpoint, let page, let last)):
+            return [.receivedBases(checkpoint: checkpoint, page: page, last: last)]
         case (.syncing(var syncing), .events(let batch)):
             guard batch.batchID == syncing.receivedBatchIDs + 1 else {
                 return fail("batch \(batch.batchID) out of order, expected \(syncing.receivedBatchIDs + 1)")
@@ -292,10 +336,38 @@ public struct SyncSession: Sendable {
             (.awaitingHello, .peers), (.awaitingHello, .state), (.awaitingHello, .prune), (.awaitingHello, .graft),
             (.awaitingHello, .revocations), (.awaitingHello, .certificates), (.awaitingHello, .forkProofs),
             (.awaitingHello, .heads), (.awaitingCursor, .heads),
+            (.awaitingHello, .checkpoints), (.awaitingHello, .checkpointAcks), (.awaitingHello, .basesWanted),
+            (.awaitingHello, .bases),
             (.awaitingCursor, .hello), (.awaitingCursor, .events), (.awaitingCursor, .ack),
             (.awaitingCursor, .state), (.awaitingCursor, .prune), (.awaitingCursor, .graft), (.syncing, .hello):
             return fail("unexpected \(message.name) in state \(state)")
         }
+    }
+
+    /// Tells the peer our cursor at last (`Configuration.holdsCursor`):
+    /// after starting from a checkpoint, or once no start is coming. When
+    /// the peer's first cursor came meanwhile, events flow from now.
+    public mutating func releaseCursor(localCursor cursor: VectorCursor) -> [Directive] {
+        guard cursorHeld, case .awaitingCursor(let peer) = state else { return [] }
+        cursorHeld = false
+        localCursor = visible(cursor)
+        advertised = localCursor
+        var directives: [Directive] = [.send(.cursor(localCursor))]
+        if let heads = heldPeerCursor {
+            heldPeerCursor = nil
+            var syncing = Syncing(peer: peer, localReplicaID: hello.replicaID)
+            directives += syncing.stateIfDue(localState, advertised: advertised)
+            directives += syncing.peerReported(heads, localCursor: localCursor, configuration: configuration)
+            state = .syncing(syncing)
+            hasSynced = true
+        }
+        return directives
+    }
+
+    /// This log no longer holds the events below `floor` (it dropped them
+    /// under a checkpoint): feeds the peer holds less of are not sent.
+    public mutating func historyDropped(below floor: VectorCursor) {
+        configuration.historyFloor = floor
     }
 
     /// Our log changed (a local append, or events from any peer). A feed
@@ -304,6 +376,7 @@ public struct SyncSession: Sendable {
     public mutating func localCursorChanged(_ cursor: VectorCursor) -> [Directive] {
         let previous = localCursor
         localCursor = peer == nil ? cursor : visible(cursor)
+        if cursorHeld { return [] }
         if peerScopes != nil { hidesFeeds = localCursor != cursor }
         guard case .syncing(var syncing) = state else { return [] }
         state = .idle

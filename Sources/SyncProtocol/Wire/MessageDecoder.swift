@@ -161,6 +161,63 @@ public struct MessageDecoder: Sendable {
                 heads.append(try readSignedHead(&reader, feed: FeedID(replicaID: replicaID, scope: scope)))
             }
             message = .heads(heads)
+        case .checkpoints:
+            let count = try reader.readCount("checkpoint count", minimumElementSize: 1)
+            var checkpoints: [SignedCheckpoint] = []
+            for _ in 0..<count {
+                do {
+                    checkpoints.append(try SignedCheckpoint(bytes: try reader.readLengthPrefixed("checkpoint")))
+                } catch let error as CheckpointError {
+                    throw WireError.malformed("checkpoints: \(error)")
+                }
+            }
+            message = .checkpoints(checkpoints)
+        case .checkpointAcks:
+            let count = try reader.readCount("acknowledgement count", minimumElementSize: 1)
+            var acks: [CheckpointAck] = []
+            for _ in 0..<count {
+                do {
+                    acks.append(try CheckpointAck(bytes: try reader.readLengthPrefixed("acknowledgement")))
+                } catch let error as CheckpointError {
+                    throw WireError.malformed("checkpoint acks: \(error)")
+                }
+            }
+            message = .checkpointAcks(acks)
+        case .basesWanted:
+            let checkpoint = try reader.readRaw(32, "checkpoint id")
+            switch try reader.readByte("resume flag") {
+            case 0:
+                message = .basesWanted(checkpoint: checkpoint, after: nil)
+            case 1:
+                let after = EntityName(
+                    type: try reader.readString("entity type"), id: try reader.readString("entity id"))
+                message = .basesWanted(checkpoint: checkpoint, after: after)
+            case let flag:
+                throw WireError.malformed("resume flag \(flag)")
+            }
+        case .bases:
+            let checkpoint = try reader.readRaw(32, "checkpoint id")
+            let last: Bool
+            switch try reader.readByte("last flag") {
+            case 0: last = false
+            case 1: last = true
+            case let flag: throw WireError.malformed("last flag \(flag)")
+            }
+            let records = try reader.readCount("base count", minimumElementSize: 1)
+            let bytes = try reader.readLengthPrefixed("bases")
+            guard records <= bytes.count / EntityBase.minimumEncodedSize else {
+                throw WireError.malformed("\(records) bases in \(bytes.count) bytes")
+            }
+            var page: [EntityBase] = []
+            page.reserveCapacity(records)
+            var position = 0
+            do {
+                for _ in 0..<records { page.append(try EntityBase.decode(bytes, at: &position)) }
+            } catch let error as CheckpointError {
+                throw WireError.malformed("bases: \(error)")
+            }
+            guard position == bytes.count else { throw WireError.malformed("bytes left after \(records) bases") }
+            message = .bases(checkpoint: checkpoint, page: page, last: last)
         }
         try reader.expectEnd(message.name)
         return message

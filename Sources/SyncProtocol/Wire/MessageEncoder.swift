@@ -24,6 +24,14 @@ enum MessageType: UInt8 {
     case forkProofs = 13
     /// `Message.heads`.
     case heads = 14
+    /// `Message.checkpoints` (docs/protocol.md "Checkpoints over the wire").
+    case checkpoints = 15
+    /// `Message.checkpointAcks`.
+    case checkpointAcks = 16
+    /// `Message.basesWanted`.
+    case basesWanted = 17
+    /// `Message.bases`.
+    case bases = 18
 }
 
 /// Optional abilities a side declares on a connection, as declarations of
@@ -96,7 +104,8 @@ public struct MessageEncoder: Sendable {
     public func carries(_ message: Message) -> Bool {
         switch message {
         case .prune, .graft: peerAcceptsPruning
-        case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations, .certificates, .forkProofs, .heads:
+        case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations, .certificates, .forkProofs, .heads,
+            .checkpoints, .checkpointAcks, .basesWanted, .bases:
             true
         }
     }
@@ -187,6 +196,41 @@ public struct MessageEncoder: Sendable {
                 writer.write(string: head.feed.scope)
                 Self.write(head, into: &writer)
             }
+            return writer.bytes
+        case .checkpoints(let checkpoints):
+            var writer = ByteWriter(capacity: 16 + checkpoints.reduce(0) { $0 + $1.bytes.count + 4 })
+            writer.write(MessageType.checkpoints.rawValue)
+            writer.write(varint: UInt64(checkpoints.count))
+            for checkpoint in checkpoints { writer.write(lengthPrefixed: checkpoint.bytes) }
+            return writer.bytes
+        case .checkpointAcks(let acks):
+            var writer = ByteWriter(capacity: 16 + acks.count * 180)
+            writer.write(MessageType.checkpointAcks.rawValue)
+            writer.write(varint: UInt64(acks.count))
+            for ack in acks { writer.write(lengthPrefixed: ack.bytes) }
+            return writer.bytes
+        case .basesWanted(let checkpoint, let after):
+            var writer = ByteWriter(capacity: 64)
+            writer.write(MessageType.basesWanted.rawValue)
+            writer.write(raw: checkpoint)
+            if let after {
+                writer.write(1)
+                writer.write(string: after.type)
+                writer.write(string: after.id)
+            } else {
+                writer.write(0)
+            }
+            return writer.bytes
+        case .bases(let checkpoint, let page, let last):
+            var records: [UInt8] = []
+            records.reserveCapacity(page.count * 160)
+            for base in page { base.encode(into: &records) }
+            var writer = ByteWriter(capacity: 48 + records.count)
+            writer.write(MessageType.bases.rawValue)
+            writer.write(raw: checkpoint)
+            writer.write(last ? 1 : 0)
+            writer.write(varint: UInt64(page.count))
+            writer.write(lengthPrefixed: records)
             return writer.bytes
         }
     }

@@ -62,8 +62,11 @@ final class NodeMesh {
     /// The most messages handed over in one call so far.
     private(set) var longestRun = 0
 
+    /// - Parameter signed: every node gets an identity key (`identityKey(of:)`),
+    ///   signs its feeds and verifies what it takes, in an open cluster
+    ///   whose wall clock is the member's.
     init(
-        _ names: [String], configure: (inout SyncNode.Configuration) -> Void = { _ in }
+        _ names: [String], signed: Bool = false, configure: (inout SyncNode.Configuration) -> Void = { _ in }
     ) throws {
         directory = try TemporaryDirectory()
         for name in names {
@@ -71,8 +74,13 @@ final class NodeMesh {
             var options = EventLog.Options()
             options.durability = .normal
             options.wallClock = { clock.now }
+            if signed { options.feedSigner = FeedSigner(Self.identityKey(of: name)) }
             let log = try EventLog.create(at: directory.path("\(name).db"), replicaID: name, options: options)
             var configuration = SyncNode.Configuration(hello: Hello(replicaID: name, listenPort: 4100))
+            if signed {
+                configuration.identity = (Self.identityKey(of: name), nil)
+                configuration.session.trust = TrustPolicy(adminKey: nil, wallClockMs: { UInt64(clock.now) })
+            }
             configure(&configuration)
             let logs = LogRecords()
             let node = SyncNode(configuration: configuration, cursor: try log.cursor()) { logs.append($0) }
@@ -83,6 +91,19 @@ final class NodeMesh {
     }
 
     subscript(name: String) -> Member { members[name]! }
+
+    /// The identity key of node `name` in a signed mesh: seeded from its name.
+    static func identityKey(of name: String) -> SigningKey {
+        var hash = SHA256()
+        hash.update(name)
+        return try! SigningKey(seed: hash.finalize())
+    }
+
+    /// Gives `name`'s node an input and delivers what follows.
+    func input(_ name: String, _ body: (inout SyncNode) -> [SyncNode.Effect]) {
+        enqueue(self[name].input(body, now: now), from: name)
+        deliverAll()
+    }
 
     /// Opens a connection from `dialer` to `acceptor` (both ends see it at
     /// once) and delivers until nothing is in flight.

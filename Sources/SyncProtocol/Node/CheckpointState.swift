@@ -1,0 +1,162 @@
+import Replica
+
+/// When a replica drops the events a checkpoint covers, once every member
+/// acknowledged it (docs/operations.md "Dropping history").
+public enum HistoryRetention: Hashable, Sendable, CustomStringConvertible {
+    /// Never: every event stays (the default).
+    case everything
+    /// Once the checkpoint is this many days old.
+    case days(Int)
+
+    /// `all`, or a number of days with `d` (`0d`, `30d`).
+    public init?(_ text: String) {
+        if text == "all" {
+            self = .everything
+        } else if text.hasSuffix("d"), let days = Int(text.dropLast()), days >= 0 {
+            self = .days(days)
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .everything: "all"
+        case .days(let days): "\(days)d"
+        }
+    }
+
+    /// How long a checkpoint must be old before its history goes; nil: never.
+    var keepMs: Milliseconds? {
+        switch self {
+        case .everything: nil
+        case .days(let days): Milliseconds(days) * 86_400_000
+        }
+    }
+}
+
+/// A checkpoint this replica refused, as `/status` shows it.
+public struct RefusedCheckpoint: Hashable, Sendable {
+    public enum Cause: String, Sendable {
+        /// Recomputed from this log's events, it does not match: its maker
+        /// folds the same events to another state, or forged it.
+        case mismatch
+        /// Its signer is not one this cluster trusts.
+        case untrusted
+        /// It extends a checkpoint this log does not fold from.
+        case otherChain = "other_chain"
+    }
+
+    public var id: String
+    public var madeBy: String
+    public var signer: String
+    public var signerKey: String
+    public var cause: Cause
+    public var detail: String
+    /// The peer it came from (empty: this replica's operator).
+    public var peer: String
+    public var atMs: Milliseconds
+}
+
+/// Where history collection stands, as `/status` shows it.
+public struct HistoryCollection: Hashable, Sendable {
+    public enum Stage: String, Sendable {
+        /// No checkpoint, or retention keeps everything.
+        case off
+        /// Some members have not acknowledged the checkpoint.
+        case blocked
+        /// Every member acknowledged; the retention period has not passed.
+        case retained
+        /// The events the checkpoint covers are dropped (or were never held).
+        case dropped
+    }
+
+    public var stage: Stage
+    public var retention: HistoryRetention
+    /// The checkpoint it is about (hex id); nil without one.
+    public var checkpoint: String?
+    /// The members whose acknowledgement is missing, by replica id, and
+    /// since when they block (when this replica took the checkpoint).
+    public var blockers: [(replica: String, sinceMs: Milliseconds)]
+    /// The members that acknowledged.
+    public var acknowledged: [String]
+
+    public static func == (lhs: HistoryCollection, rhs: HistoryCollection) -> Bool {
+        lhs.stage == rhs.stage && lhs.retention == rhs.retention && lhs.checkpoint == rhs.checkpoint
+            && lhs.blockers.map(\.replica) == rhs.blockers.map(\.replica) && lhs.acknowledged == rhs.acknowledged
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(checkpoint)
+        hasher.combine(stage)
+    }
+}
+
+/// What a node knows and does about checkpoints.
+struct CheckpointState: Sendable {
+    /// How an empty log gets its state.
+    enum Start: Sendable {
+        /// Sessions hold their cursors while offers may come; `since`: when
+        /// the first peer was identified.
+        case undecided(since: Milliseconds?)
+        /// Bases are coming from a peer, page by page.
+        case fetching(from: ConnectionID, SignedCheckpoint, bases: [EntityBase], bytes: Int, since: Milliseconds)
+        /// The log is starting from them.
+        case starting(from: String, SignedCheckpoint, bytes: Int, since: Milliseconds)
+        /// The log has its state, or replays the history.
+        case decided
+    }
+
+    /// The chain the log folds from, oldest first; the last one is held.
+    var chain: [SignedCheckpoint]
+    var held: SignedCheckpoint? { chain.last }
+    var takenMs: Milliseconds
+    var historyHeld: Bool
+    /// Acknowledgements by checkpoint id, then replica.
+    var acks: [[UInt8]: [String: CheckpointAck]] = [:]
+    /// Checkpoints to take, one at a time, in the order learned.
+    var toTake: [(SignedCheckpoint, peer: String)] = []
+    /// The take that is out.
+    var taking: (SignedCheckpoint, peer: String)?
+    /// A trusted checkpoint this log lacks covered events of, taken once it holds them.
+    var pending: (SignedCheckpoint, peer: String)?
+    var refused: [String: RefusedCheckpoint] = [:]
+    var start: Start
+    /// Trusted offers from the peers, while the start is undecided.
+    var offers: [ConnectionID: SignedCheckpoint] = [:]
+    var dropping = false
+    var dropAgainAt: Milliseconds?
+    /// Replicas retired in an open cluster: not members.
+    var retired: Set<String>
+
+    init(_ configuration: SyncNode.Configuration, logIsEmpty: Bool) {
+        retired = configuration.retired
+        chain = configuration.earlierCheckpoints + (configuration.checkpoint.map { [$0.statement] } ?? [])
+        takenMs = configuration.checkpoint?.takenMs ?? 0
+        historyHeld = configuration.checkpoint?.historyHeld ?? true
+        for ack in configuration.checkpointAcks { acks[ack.checkpoint, default: [:]][ack.replicaID] = ack }
+        let mayStart = configuration.startsFromCheckpoints && logIsEmpty && configuration.checkpoint == nil
+        start = mayStart ? .undecided(since: nil) : .decided
+    }
+
+    /// Whether new sessions hold their cursors (the start is not decided).
+    var holdsCursors: Bool {
+        if case .decided = start { return false }
+        return true
+    }
+
+    /// Feeds below this are not held: the log started from, or dropped the history of, its checkpoint.
+    var historyFloor: VectorCursor {
+        guard let held, !historyHeld else { return VectorCursor() }
+        return held.content.cursor
+    }
+
+    /// When an undecided start gives up waiting for offers.
+    func startDecisionAt(_ configuration: SyncNode.Configuration) -> Milliseconds? {
+        guard case .undecided(let since?) = start else { return nil }
+        return since + configuration.checkpointOfferWaitMs
+    }
+
+    /// The acknowledgements of the held checkpoint.
+    var heldAcks: [String: CheckpointAck] { held.map { acks[$0.content.id] ?? [:] } ?? [:] }
+}

@@ -1,0 +1,469 @@
+import Replica
+
+/// Checkpoints while sessions run (docs/protocol.md "Checkpoints over the
+/// wire"): every replica shows its chain to its peers; one that holds the
+/// covered events recomputes each new checkpoint before it folds from it
+/// and reports one that does not match; an empty one starts from the
+/// newest it trusts; and once every member acknowledged the held one, the
+/// events it covers may go.
+extension SyncNode {
+    /// The most checkpoints of the chain a newly identified peer is shown.
+    static let chainShown = 16
+    /// The most bases in one `bases` page, and about the most bytes.
+    static let basesPerPage = 2_000
+    static let basesPageBytes = 1 << 20
+
+    /// The checkpoint this replica folds from; nil without one.
+    public var heldCheckpoint: SignedCheckpoint? { checkpoints.held }
+
+    /// The checkpoints this replica refused, newest first.
+    public var refusedCheckpoints: [RefusedCheckpoint] {
+        checkpoints.refused.values.sorted { ($0.atMs, $0.id) > ($1.atMs, $1.id) }
+    }
+
+    /// Whether the log still holds the events its checkpoint covers.
+    public var holdsCheckpointHistory: Bool { checkpoints.historyHeld }
+
+    /// True while an empty log waits for or fetches a checkpoint to start from.
+    public var isStartingFromCheckpoint: Bool { checkpoints.holdsCursors }
+
+    /// The replicas whose acknowledgement of a checkpoint the history
+    /// waits for: every certificate this node knows that is not revoked
+    /// (in an open cluster, every replica seen: their self-signed ones),
+    /// this replica's own, less the retired.
+    public var members: Set<String> {
+        var members = Set(certificates.keys).union([configuration.hello.replicaID])
+        members.subtract(revoked.keys)
+        members.subtract(checkpoints.retired)
+        return members
+    }
+
+    /// Retires a replica of an open cluster for good (`peerd retire`): its
+    /// missing acknowledgement no longer holds the history.
+    public mutating func retire(_ replicaID: String, now: Milliseconds) -> [Effect] {
+        guard checkpoints.retired.insert(replicaID).inserted else { return [] }
+        return dropHistoryIfStable(now: now)
+    }
+
+    /// The replicas retired here.
+    public var retiredReplicas: Set<String> { checkpoints.retired }
+
+    /// The wall clock (Unix ms): checkpoints are made, taken and kept in its time.
+    var wallClockMs: Milliseconds { Milliseconds(clamping: configuration.session.trust.wallClockMs()) }
+
+    /// Where dropping the held checkpoint's history stands.
+    public var historyCollection: HistoryCollection {
+        let retention = configuration.retention
+        guard let held = checkpoints.held else {
+            return HistoryCollection(stage: .off, retention: retention, checkpoint: nil, blockers: [], acknowledged: [])
+        }
+        let acks = checkpoints.heldAcks
+        let missing = members.filter { acks[$0] == nil }.sorted()
+        let stage: HistoryCollection.Stage =
+            if !checkpoints.historyHeld {
+                .dropped
+            } else if retention == .everything {
+                .off
+            } else if !missing.isEmpty {
+                .blocked
+            } else {
+                .retained
+            }
+        return HistoryCollection(
+            stage: stage, retention: retention, checkpoint: Hex.string(held.content.id),
+            blockers: missing.map { ($0, checkpoints.takenMs) }, acknowledged: acks.keys.sorted())
+    }
+
+    // MARK: - Showing and learning checkpoints
+
+    /// A newly identified peer that may read every feed is shown the chain
+    /// and the acknowledgements this node knows.
+    mutating func greetWithCheckpoint(_ id: ConnectionID, now: Milliseconds) -> [Effect] {
+        if case .undecided(nil) = checkpoints.start { checkpoints.start = .undecided(since: now) }
+        guard let held = checkpoints.held, sessions[id]?.hidesFeeds == false else { return [] }
+        var effects: [Effect] = [.send(id, .checkpoints(Array(checkpoints.chain.suffix(Self.chainShown))))]
+        let acks = checkpoints.acks[held.content.id] ?? [:]
+        if !acks.isEmpty { effects.append(.send(id, .checkpointAcks(acks.keys.sorted().map { acks[$0]! }))) }
+        return effects
+    }
+
+    /// A checkpoint this replica's operator gave (`POST /checkpoints`): as if a peer had sent it.
+    public mutating func checkpointGiven(_ checkpoint: SignedCheckpoint, now: Milliseconds) -> [Effect] {
+        learn([checkpoint], from: nil, now: now)
+    }
+
+    /// Checkpoints a peer showed (or the operator gave, `from: nil`), oldest
+    /// first: an untrusted one is refused; an empty log that may start from
+    /// one takes the newest as an offer; otherwise each newer than the held
+    /// one is recomputed from the log, in order.
+    mutating func learn(_ shown: [SignedCheckpoint], from source: ConnectionID?, now: Milliseconds) -> [Effect] {
+        let peer = source.flatMap { sessions[$0]?.peer?.replicaID } ?? ""
+        var trusted: [SignedCheckpoint] = []
+        for checkpoint in shown where isNew(checkpoint) {
+            guard isTrusted(checkpoint) else {
+                refuse(
+                    checkpoint, .untrusted, detail: "its signer is not one this cluster trusts", peer: peer, now: now)
+                continue
+            }
+            trusted.append(checkpoint)
+        }
+        guard let newest = trusted.last else { return [] }
+        switch checkpoints.start {
+        case .undecided:
+            guard let source else { break }
+            checkpoints.offers[source] = newest
+            return fetchBases(of: newest, from: source, now: now)
+        case .fetching, .starting:
+            if let source { checkpoints.offers[source] = newest }
+            return []
+        case .decided:
+            break
+        }
+        for checkpoint in trusted where !checkpoints.toTake.contains(where: { $0.0 == checkpoint }) {
+            checkpoints.toTake.append((checkpoint, peer))
+        }
+        return takeNext()
+    }
+
+    /// Not held, not an earlier one of the chain, not being taken, not refused.
+    private func isNew(_ checkpoint: SignedCheckpoint) -> Bool {
+        let id = checkpoint.content.id
+        if checkpoints.chain.contains(where: { $0.content.id == id }) { return false }
+        if checkpoints.refused[Hex.string(id)] != nil { return false }
+        if checkpoints.taking?.0 == checkpoint || checkpoints.pending?.0 == checkpoint { return false }
+        if let held = checkpoints.held, held.content.cursor.missingCount(from: checkpoint.content.cursor) == 0 {
+            return false  // at or behind the held one: an earlier checkpoint of the chain
+        }
+        return true
+    }
+
+    /// docs/protocol.md "Who may sign a checkpoint".
+    private func isTrusted(_ checkpoint: SignedCheckpoint) -> Bool {
+        var makerKeys = feedKeys.keys[checkpoint.content.madeBy] ?? []
+        if checkpoint.content.madeBy == configuration.hello.replicaID, let key = configuration.identity?.key {
+            makerKeys.append(key.publicKey)
+        }
+        return checkpoint.isTrusted(adminKey: configuration.session.trust.adminKey, makerKeys: makerKeys)
+    }
+
+    /// The next checkpoint to take goes to storage, once the log holds what it covers.
+    private mutating func takeNext() -> [Effect] {
+        guard checkpoints.taking == nil else { return [] }
+        while !checkpoints.toTake.isEmpty {
+            let next = checkpoints.toTake.removeFirst()
+            guard isNew(next.0) else { continue }
+            guard cursor.missingCount(from: next.0.content.cursor) == 0 else {
+                checkpoints.pending = next  // taken once the events arrive (`logGrew`)
+                continue
+            }
+            checkpoints.taking = next
+            return [.takeCheckpoint(next.0)]
+        }
+        return []
+    }
+
+    /// The log grew: a pending checkpoint whose events are all here now is taken.
+    mutating func logGrew(now: Milliseconds) -> [Effect] {
+        if case .undecided = checkpoints.start, !cursor.heads.isEmpty, checkpoints.offers.isEmpty {
+            // A local write: the log is no longer empty, so it cannot start from a checkpoint.
+            return settleStart(now: now)
+        }
+        guard let pending = checkpoints.pending, cursor.missingCount(from: pending.0.content.cursor) == 0 else {
+            return []
+        }
+        checkpoints.pending = nil
+        checkpoints.toTake.insert(pending, at: 0)
+        return takeNext()
+    }
+
+    /// Storage answered `.takeCheckpoint`.
+    public mutating func checkpointTaken(_ outcome: Result<TakenCheckpoint, StorageFailure>, now: Milliseconds)
+        -> [Effect]
+    {
+        guard let (checkpoint, peer) = checkpoints.taking else { return [] }
+        checkpoints.taking = nil
+        switch outcome {
+        case .success(let taken):
+            // Already held: another process took it (`peerd checkpoint make` beside the daemon).
+            let refolded = if case .taken(let refolded) = taken.taking { "\(refolded)" } else { "by another process" }
+            emit(
+                LogRecord(
+                    .info, .checkpointTaken, "checkpoint recomputed and taken",
+                    [
+                        ("checkpoint", Hex.string(checkpoint.content.id)), ("made_by", checkpoint.content.madeBy),
+                        ("signer", "\(checkpoint.signer)"), ("peer", peer), ("refolded", refolded),
+                    ]))
+            return hold(checkpoint, historyHeld: taken.historyHeld, now: now) + takeNext()
+        case .failure(let failure):
+            switch failure.cause as? CheckpointError {
+            case .mismatch(_, _, let detail):
+                refuse(checkpoint, .mismatch, detail: detail, peer: peer, now: now)
+            case .notApplicable(let detail):
+                refuse(checkpoint, .otherChain, detail: detail, peer: peer, now: now)
+            default:
+                emit(
+                    LogRecord(
+                        .debug, .storageFailed, "cannot take a checkpoint",
+                        [("while", "take_checkpoint"), ("error", failure.message)]))
+            }
+            return takeNext()
+        }
+    }
+
+    /// The log folds from `checkpoint` now: it is shown to every peer that
+    /// may read all feeds, and this replica's acknowledgement goes with it.
+    private mutating func hold(_ checkpoint: SignedCheckpoint, historyHeld: Bool, now: Milliseconds) -> [Effect] {
+        checkpoints.chain.append(checkpoint)
+        if checkpoints.chain.count > Self.chainShown { checkpoints.chain.removeFirst() }
+        checkpoints.takenMs = wallClockMs
+        checkpoints.historyHeld = historyHeld
+        let id = checkpoint.content.id
+        checkpoints.acks = checkpoints.acks.filter { $0.key == id }
+        var effects: [Effect] = []
+        var shown: [CheckpointAck] = []
+        if let key = configuration.identity?.key {
+            let own = CheckpointAck.sign(
+                checkpoint: id, replicaID: configuration.hello.replicaID, ackedMs: UInt64(max(wallClockMs, 0)), by: key)
+            checkpoints.acks[id, default: [:]][own.replicaID] = own
+            effects.append(.keepAcks([own]))
+        }
+        shown = (checkpoints.acks[id] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        for session in sessions.keys.sorted() where sessions[session]?.peer != nil {
+            guard sessions[session]!.hidesFeeds == false else { continue }
+            effects.append(.send(session, .checkpoints([checkpoint])))
+            if !shown.isEmpty { effects.append(.send(session, .checkpointAcks(shown))) }
+        }
+        return effects
+    }
+
+    private mutating func refuse(
+        _ checkpoint: SignedCheckpoint, _ cause: RefusedCheckpoint.Cause, detail: String, peer: String,
+        now: Milliseconds
+    ) {
+        let id = Hex.string(checkpoint.content.id)
+        guard checkpoints.refused[id] == nil else { return }
+        let signerKey = Hex.string(checkpoint.signerKey)
+        checkpoints.refused[id] = RefusedCheckpoint(
+            id: id, madeBy: checkpoint.content.madeBy, signer: "\(checkpoint.signer)", signerKey: signerKey,
+            cause: cause, detail: detail, peer: peer, atMs: now)
+        emit(
+            LogRecord(
+                cause == .mismatch ? .error : .warning, .checkpointRefused,
+                cause == .mismatch
+                    ? "checkpoint does not match this log's events" : "checkpoint refused",
+                [
+                    ("cause", cause.rawValue), ("checkpoint", id), ("made_by", checkpoint.content.madeBy),
+                    ("signer", "\(checkpoint.signer)"), ("signer_key", signerKey), ("peer", peer),
+                    ("detail", detail),
+                ]))
+    }
+
+    // MARK: - Acknowledgements and dropping history
+
+    /// Acknowledgements a peer sent: each new one whose key is its
+    /// replica's is kept, stored and passed on.
+    mutating func learn(_ learned: [CheckpointAck], from source: ConnectionID, now: Milliseconds) -> [Effect] {
+        var fresh: [CheckpointAck] = []
+        for ack in learned where checkpoints.acks[ack.checkpoint]?[ack.replicaID] == nil {
+            guard feedKeys.keys[ack.replicaID]?.contains(ack.key) ?? false else { continue }
+            checkpoints.acks[ack.checkpoint, default: [:]][ack.replicaID] = ack
+            fresh.append(ack)
+        }
+        guard !fresh.isEmpty else { return [] }
+        var effects: [Effect] = [.keepAcks(fresh)]
+        for id in sessions.keys.sorted() where id != source && sessions[id]?.peer != nil {
+            if sessions[id]!.hidesFeeds == false { effects.append(.send(id, .checkpointAcks(fresh))) }
+        }
+        return effects + dropHistoryIfStable(now: now)
+    }
+
+    /// The history goes once every member acknowledged the held checkpoint
+    /// and the retention period passed (causal stability).
+    mutating func dropHistoryIfStable(now: Milliseconds) -> [Effect] {
+        guard let held = checkpoints.held, checkpoints.historyHeld, !checkpoints.dropping,
+            let keepMs = configuration.retention.keepMs, checkpoints.dropAgainAt.map({ $0 <= now }) ?? true,
+            wallClockMs - held.content.madeMs >= keepMs
+        else { return [] }
+        let acks = checkpoints.heldAcks
+        guard members.allSatisfy({ acks[$0] != nil }) else { return [] }
+        checkpoints.dropping = true
+        return [.dropHistory(checkpoint: held.content.id)]
+    }
+
+    /// Storage answered `.dropHistory`: peers behind the checkpoint are no longer served from here.
+    public mutating func historyDropped(
+        _ outcome: Result<DroppedHistory, StorageFailure>, now: Milliseconds
+    ) -> [Effect] {
+        checkpoints.dropping = false
+        switch outcome {
+        case .failure(let failure):
+            checkpoints.dropAgainAt = now + configuration.storageRetryMs
+            emit(
+                LogRecord(
+                    .warning, .storageFailed, "cannot drop the history a checkpoint covers",
+                    [("while", "drop_history"), ("error", failure.message)]))
+        case .success(let dropped):
+            checkpoints.historyHeld = false
+            let floor = checkpoints.historyFloor
+            for id in sessions.keys { sessions[id]!.historyDropped(below: floor) }
+            emit(
+                LogRecord(
+                    .info, .historyDropped, "dropped the events every member's checkpoint covers",
+                    [
+                        ("checkpoint", Hex.string(dropped.checkpoint)), ("events", "\(dropped.events)"),
+                        ("bytes_before", "\(dropped.bytesBefore)"), ("bytes_after", "\(dropped.bytesAfter)"),
+                    ]))
+        }
+        return []
+    }
+
+    // MARK: - Serving bases
+
+    /// A peer asks for a page of the held checkpoint's bases.
+    mutating func serveBases(of checkpoint: [UInt8], after: EntityName?, to id: ConnectionID) -> [Effect] {
+        guard checkpoints.held?.content.id == checkpoint else {
+            return [.send(id, .bases(checkpoint: checkpoint, page: [], last: true))]
+        }
+        return [
+            .readBases(
+                id, checkpoint: checkpoint, after: after, limit: Self.basesPerPage, maxBytes: Self.basesPageBytes)
+        ]
+    }
+
+    /// Storage answered `.readBases`; nil: the log no longer folds from that checkpoint.
+    public mutating func basesRead(
+        _ outcome: Result<[EntityBase]?, StorageFailure>, of checkpoint: [UInt8], on id: ConnectionID,
+        now: Milliseconds
+    ) -> [Effect] {
+        guard sessions[id] != nil else { return [] }
+        switch outcome {
+        case .success(let page?):
+            let last = page.count < Self.basesPerPage
+            return [.send(id, .bases(checkpoint: checkpoint, page: page, last: last))]
+        case .success(nil):
+            return [.send(id, .bases(checkpoint: checkpoint, page: [], last: true))]
+        case .failure(let failure):
+            emit(
+                LogRecord(
+                    .debug, .storageFailed, "cannot read checkpoint bases",
+                    [("while", "read_bases"), ("error", failure.message)]))
+            return [.send(id, .bases(checkpoint: checkpoint, page: [], last: true))]
+        }
+    }
+
+    // MARK: - Starting an empty log
+
+    private mutating func fetchBases(of checkpoint: SignedCheckpoint, from id: ConnectionID, now: Milliseconds)
+        -> [Effect]
+    {
+        checkpoints.start = .fetching(from: id, checkpoint, bases: [], bytes: 0, since: now)
+        return [.send(id, .basesWanted(checkpoint: checkpoint.content.id, after: nil))]
+    }
+
+    /// A page of bases from the peer this log starts from: the next is
+    /// asked for, and after the last the log starts.
+    mutating func receiveBases(
+        _ page: [EntityBase], of checkpoint: [UInt8], last: Bool, from id: ConnectionID, now: Milliseconds
+    ) -> [Effect] {
+        guard case .fetching(let source, let offered, var bases, var bytes, let since) = checkpoints.start,
+            source == id, offered.content.id == checkpoint
+        else { return [] }
+        bases += page
+        bytes += page.reduce(0) {
+            $0 + EntityBase.minimumEncodedSize + $1.entityID.utf8.count + ($1.state?.utf8.count ?? 0)
+        }
+        guard last else {
+            checkpoints.start = .fetching(from: id, offered, bases: bases, bytes: bytes, since: since)
+            let resume = bases.last.map { EntityName(type: $0.entityType, id: $0.entityID) }
+            return [.send(id, .basesWanted(checkpoint: checkpoint, after: resume))]
+        }
+        let peer = sessions[id]?.peer?.replicaID ?? "?"
+        checkpoints.start = .starting(from: peer, offered, bytes: bytes, since: since)
+        return [.startFromCheckpoint(offered, bases: bases)]
+    }
+
+    /// Storage answered `.startFromCheckpoint`: the log has its state (or
+    /// replays the history after a failure), and every session tells its cursor.
+    public mutating func startedFromCheckpoint(
+        _ outcome: Result<VectorCursor, StorageFailure>, now: Milliseconds
+    ) -> [Effect] {
+        guard case .starting(let peer, let checkpoint, let bytes, let since) = checkpoints.start else { return [] }
+        let id = Hex.string(checkpoint.content.id)
+        var effects: [Effect] = []
+        switch outcome {
+        case .success(let started):
+            _ = raiseCursor(to: started)
+            emit(
+                LogRecord(
+                    .info, .checkpointStarted, "started from a checkpoint",
+                    [
+                        ("checkpoint", id), ("peer", peer), ("entities", "\(checkpoint.content.entityCount)"),
+                        ("bytes", "\(bytes)"), ("ms", "\(now - since)"),
+                    ]))
+            checkpoints.historyHeld = false
+            effects += hold(checkpoint, historyHeld: false, now: now)
+            for session in sessions.keys { sessions[session]!.historyDropped(below: checkpoint.content.cursor) }
+        case .failure(let failure):
+            emit(
+                LogRecord(
+                    .warning, .checkpointStartFailed, "cannot start from the checkpoint; replaying the history",
+                    [("checkpoint", id), ("peer", peer), ("error", failure.message)]))
+        }
+        return effects + settleStart(now: now)
+    }
+
+    /// Waited long enough for an offer, or one is at hand now that the
+    /// fetch from another peer was lost.
+    mutating func decideStartIfDue(now: Milliseconds) -> [Effect] {
+        guard case .undecided(let since) = checkpoints.start else { return [] }
+        if let (id, offer) = checkpoints.offers.sorted(by: { $0.key < $1.key }).first, sessions[id] != nil {
+            return fetchBases(of: offer, from: id, now: now)
+        }
+        guard let since, now - since >= configuration.checkpointOfferWaitMs else { return [] }
+        return settleStart(now: now)
+    }
+
+    /// The connection that bases came on is gone: another offer is tried, or the history replayed.
+    mutating func startLost(_ id: ConnectionID, now: Milliseconds) {
+        checkpoints.offers[id] = nil
+        guard case .fetching(let source, _, _, _, _) = checkpoints.start, source == id else { return }
+        checkpoints.start = .undecided(since: now - configuration.checkpointOfferWaitMs)
+    }
+
+    /// The start is decided: every session that held its cursor tells it.
+    private mutating func settleStart(now: Milliseconds) -> [Effect] {
+        checkpoints.start = .decided
+        checkpoints.offers = [:]
+        var effects: [Effect] = []
+        for id in sessions.keys.sorted() where sessions[id]!.cursorHeld {
+            effects += perform(sessions[id]!.releaseCursor(localCursor: cursor), on: id, now: now)
+        }
+        return effects
+    }
+}
+
+/// What taking a checkpoint did, and whether the log holds the events it covers.
+public struct TakenCheckpoint: Equatable, Sendable {
+    public var taking: EventLog.Taking
+    public var historyHeld: Bool
+
+    public init(taking: EventLog.Taking, historyHeld: Bool) {
+        self.taking = taking
+        self.historyHeld = historyHeld
+    }
+}
+
+/// What dropping a checkpoint's history did.
+public struct DroppedHistory: Hashable, Sendable {
+    public var checkpoint: [UInt8]
+    public var events: Int
+    public var bytesBefore: Int64
+    public var bytesAfter: Int64
+
+    public init(checkpoint: [UInt8], events: Int, bytesBefore: Int64, bytesAfter: Int64) {
+        self.checkpoint = checkpoint
+        self.events = events
+        self.bytesBefore = bytesBefore
+        self.bytesAfter = bytesAfter
+    }
+}
