@@ -21,13 +21,13 @@ struct LabDiscoveryTests {
             #expect(
                 a.found == [
                     .init(
-                        replicaID: "bbbbbbbb-0002", address: "\(lab.address(of: 2)):4200", role: "relay", version: "3",
+                        replicaID: "bbbbbbbb-0002", address: "\(lab.address(of: 2)):4200", role: "relay", version: "4",
                         name: "peerd-bbbbbbbb")
                 ])
             #expect(
                 b.found == [
                     .init(
-                        replicaID: "aaaaaaaa-0001", address: "\(lab.address(of: 1)):4100", role: "peer", version: "3",
+                        replicaID: "aaaaaaaa-0001", address: "\(lab.address(of: 1)):4100", role: "peer", version: "4",
                         name: "peerd-aaaaaaaa")
                 ])
             #expect(a.warnings.isEmpty && b.warnings.isEmpty, "\(lab.details())")
@@ -64,7 +64,7 @@ struct LabDiscoveryTests {
                 return line.hasPrefix("=;")
             }
             #expect(line.contains(";\(lab.address(of: 1));4321;"))
-            for pair in ["id=aaaaaaaa-0001", "v=3", "role=relay", "cluster=3f09a1c2"] {
+            for pair in ["id=aaaaaaaa-0001", "v=4", "role=relay", "cluster=3f09a1c2"] {
                 #expect(line.contains("\"\(pair)\""), "\(line)")
             }
         }

@@ -101,15 +101,32 @@ import Testing
         #expect(mesh["a"].node.historyCollection.acknowledged.contains("d"))
     }
 
-    @Test func anEmptyReplicaWithoutAnOfferReplaysTheHistoryOnceTheWaitIsOver() throws {
-        let mesh = try mesh(["a", "d"], fresh: ["d"])
+    @Test func anEmptyReplicaWhosePeersAllAnsweredWithoutAnOfferReplaysTheHistoryAtOnce() throws {
+        let mesh = try mesh(["a", "d", "e"], fresh: ["d", "e"])
         try mesh.append(12, on: "a")
         mesh.connect("d", "a")
-        #expect(try mesh["d"].log.eventCount() == 0)  // holding its cursor, waiting for an offer
-        mesh.now += 300
-        mesh.tick()
         #expect(try mesh["d"].log.eventCount() == 12)
         #expect(try mesh["d"].log.checkpoint() == nil)
+        // Two empty replicas, each waiting for an offer: each says it has none, and both go on.
+        mesh.connect("e", "d")
+        #expect(try mesh["e"].log.eventCount() == 12)
+    }
+
+    @Test func anEmptyReplicaWaitsForAPeerThatNeverAnswersOnlyUntilTheWaitIsOver() {
+        var configuration = SyncNode.Configuration(hello: Hello(replicaID: "d", listenPort: 4100))
+        configuration.startsFromCheckpoints = true
+        var node = SyncNode(configuration: configuration, cursor: VectorCursor())
+        let sentCursor = { (effects: [SyncNode.Effect]) in
+            effects.contains { if case .send(_, .cursor) = $0 { true } else { false } }
+        }
+        #expect(!sentCursor(node.connectionOpened(1, dialed: nil, now: 0)))
+        // An older peer, say: its hello, and nothing about checkpoints.
+        #expect(!sentCursor(node.received(.hello(Hello(replicaID: "a", listenPort: 4100)), on: 1, now: 10)))
+        #expect(node.isStartingFromCheckpoint)
+        #expect(node.nextDeadline <= 10 + configuration.checkpointOfferWaitMs)
+        #expect(!sentCursor(node.tick(now: 10 + configuration.checkpointOfferWaitMs - 1)))
+        #expect(sentCursor(node.tick(now: 10 + configuration.checkpointOfferWaitMs)))
+        #expect(!node.isStartingFromCheckpoint)
     }
 
     @Test func historyIsDroppedOnlyOnceEveryMemberAcknowledgedAndAMemberAwayIsNamedUntilRetired() throws {

@@ -44,7 +44,7 @@ struct MigrationTests {
 
         let migrated = try EventLog.open(at: path, options: options())
 
-        #expect(Schema.currentVersion == 8)
+        #expect(Schema.currentVersion == 9)
         // Version 6 adds chain links: a migrated feed's head link is computed from its events, as the writer's was.
         #expect(try RawSQL.int(path, "SELECT count(*) FROM feeds WHERE head_link IS NOT NULL") == 0)
         #expect(try migrated.signedHeads() == (try source.signedHeads()))

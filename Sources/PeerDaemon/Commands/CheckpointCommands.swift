@@ -25,8 +25,7 @@ enum CheckpointCommands {
         let (key, signer) = try signingKey(directory, log: log, adminKeyFile: arguments.options["admin-key"])
         let content = try log.makeCheckpoint()
         let signed = SignedCheckpoint.sign(content, by: key, as: signer)
-        _ = try log.take(content, statement: signed.bytes)
-        try tellDaemon(directory, signed)
+        if try !giveDaemon(directory, signed) { _ = try log.take(content, statement: signed.bytes) }
         let report = CheckpointReport(try log.checkpoint()!)
         print(arguments.has("json") ? report.json : report.text)
     }
@@ -103,17 +102,22 @@ enum CheckpointCommands {
         let log = try directory.openLog()
         let (statement, _) = try CheckpointFile.read(path)
         try requireTrusted(statement, from: path, in: directory)
-        let taking: EventLog.Taking
+        let taking: EventLog.Taking?
         do {
-            taking = try log.take(statement.content, statement: statement.bytes)
+            let lacking = try log.cursor().missingCount(from: statement.content.cursor)
+            guard lacking == 0 else {
+                throw CheckpointError.notApplicable("this log lacks \(lacking) events it covers")
+            }
+            taking =
+                try giveDaemon(directory, statement) ? nil : log.take(statement.content, statement: statement.bytes)
         } catch let error as CheckpointError {
             let signer = statement.signer == .admin ? "the admin" : "its maker"
             throw CommandError(
                 "\(path): \(error) (signed by \(signer), key \(Hex.string(statement.signerKey).prefix(16))…)")
         }
-        try tellDaemon(directory, statement)
         let report = CheckpointReport(try log.checkpoint()!)
         switch taking {
+        case nil: print("took \(report.text), through the daemon that runs on this replica")
         case .alreadyHeld: print("already holds \(report.text)")
         case .taken(let refolded):
             print("took \(report.text); \(refolded) entities with events after it were folded again on top of it")
@@ -125,6 +129,34 @@ enum CheckpointCommands {
     private static func tellDaemon(_ directory: DataDirectory, _ statement: SignedCheckpoint) throws {
         guard case .daemon(let api) = try ReplicaAccess.of(directory) else { return }
         _ = try api.call("POST", "/checkpoints", body: "{\"checkpoint\":\"\(Hex.string(statement.bytes))\"}")
+    }
+
+    /// Gives the checkpoint to the daemon running on DIR, which recomputes
+    /// and takes it (the daemon is then the one writer) and shows it to its
+    /// peers; waits until it did. False when no daemon runs: the command
+    /// takes it itself.
+    ///
+    /// - Throws: `CheckpointError.mismatch` or `.notApplicable` when the
+    ///   daemon refused it; a `CommandError` when it did not take it in 60 s.
+    private static func giveDaemon(_ directory: DataDirectory, _ statement: SignedCheckpoint) throws -> Bool {
+        guard case .daemon(let api) = try ReplicaAccess.of(directory) else { return false }
+        let id = Hex.string(statement.content.id)
+        _ = try api.call("POST", "/checkpoints", body: "{\"checkpoint\":\"\(Hex.string(statement.bytes))\"}")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let status = try JSONValue.parse(try api.call("GET", "/status"))
+            if status["checkpoint"]?["id"]?.stringValue == id { return true }
+            if case .array(let refused)? = status["refused_checkpoints"],
+                let mine = refused.first(where: { $0["id"]?.stringValue == id })
+            {
+                let detail = mine["detail"]?.stringValue ?? "refused"
+                throw mine["cause"]?.stringValue == "mismatch"
+                    ? CheckpointError.mismatch(checkpoint: id, madeBy: statement.content.madeBy, detail: detail)
+                    : CheckpointError.notApplicable(detail)
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw CommandError("the daemon on \(directory.path) did not take checkpoint \(id.prefix(16)) within 60 s")
     }
 
     /// In a cluster with an admin key, a checkpoint counts only if that admin signed it.

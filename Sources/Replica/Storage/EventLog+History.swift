@@ -45,6 +45,16 @@ extension EventLog {
                     .int(row), .int(Int64(seq)),
                 ])
             }
+            // The entities' chains now start at their first event past the checkpoint, as in a started log.
+            try db.execute(
+                """
+                UPDATE events SET entity_prev = NULL WHERE entity_prev IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.local_offset = events.entity_prev);
+                UPDATE entities SET last_offset = NULL WHERE last_offset IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM events e WHERE e.local_offset = entities.last_offset)
+                    AND NOT EXISTS (SELECT 1 FROM event_blocks b
+                                    WHERE entities.last_offset BETWEEN b.first_offset AND b.last_offset);
+                """)
             try db.cached("UPDATE meta SET value = '0' WHERE key = 'history_held'").run()
             keptBlocks = ReadBlockCache()
             return Int(dropped)

@@ -116,6 +116,8 @@ struct CheckpointState: Sendable {
     var acks: [[UInt8]: [String: CheckpointAck]] = [:]
     /// Checkpoints to take, one at a time, in the order learned.
     var toTake: [(SignedCheckpoint, peer: String)] = []
+    /// No take before this, after one failed.
+    var takeAgainAt: Milliseconds?
     /// The take that is out.
     var taking: (SignedCheckpoint, peer: String)?
     /// A trusted checkpoint this log lacks covered events of, taken once it holds them.
@@ -124,6 +126,9 @@ struct CheckpointState: Sendable {
     var start: Start
     /// Trusted offers from the peers, while the start is undecided.
     var offers: [ConnectionID: SignedCheckpoint] = [:]
+    /// The connections whose peer said whether it has a checkpoint (its
+    /// chain, empty or not, or its first cursor), while the start is undecided.
+    var answered: Set<ConnectionID> = []
     var dropping = false
     var dropAgainAt: Milliseconds?
     /// Replicas retired in an open cluster: not members.

@@ -98,6 +98,7 @@ extension SyncNode {
     /// one is recomputed from the log, in order.
     mutating func learn(_ shown: [SignedCheckpoint], from source: ConnectionID?, now: Milliseconds) -> [Effect] {
         let peer = source.flatMap { sessions[$0]?.peer?.replicaID } ?? ""
+        if let source { checkpoints.answered.insert(source) }
         var trusted: [SignedCheckpoint] = []
         for checkpoint in shown where isNew(checkpoint) {
             guard isTrusted(checkpoint) else {
@@ -107,7 +108,7 @@ extension SyncNode {
             }
             trusted.append(checkpoint)
         }
-        guard let newest = trusted.last else { return [] }
+        guard let newest = trusted.last else { return decideStartIfDue(now: now) }
         switch checkpoints.start {
         case .undecided:
             guard let source else { break }
@@ -131,8 +132,10 @@ extension SyncNode {
         if checkpoints.chain.contains(where: { $0.content.id == id }) { return false }
         if checkpoints.refused[Hex.string(id)] != nil { return false }
         if checkpoints.taking?.0 == checkpoint || checkpoints.pending?.0 == checkpoint { return false }
-        if let held = checkpoints.held, held.content.cursor.missingCount(from: checkpoint.content.cursor) == 0 {
-            return false  // at or behind the held one: an earlier checkpoint of the chain
+        if let held = checkpoints.held, checkpoint.content.previous != held.content.id,
+            held.content.cursor.missingCount(from: checkpoint.content.cursor) == 0
+        {
+            return false  // at or behind the held one, and not its successor: an earlier one of the chain
         }
         return true
     }
@@ -147,8 +150,12 @@ extension SyncNode {
     }
 
     /// The next checkpoint to take goes to storage, once the log holds what it covers.
-    private mutating func takeNext() -> [Effect] {
+    mutating func takeNext(now: Milliseconds? = nil) -> [Effect] {
         guard checkpoints.taking == nil else { return [] }
+        if let at = checkpoints.takeAgainAt {
+            guard let now, at <= now else { return [] }
+            checkpoints.takeAgainAt = nil
+        }
         while !checkpoints.toTake.isEmpty {
             let next = checkpoints.toTake.removeFirst()
             guard isNew(next.0) else { continue }
@@ -201,10 +208,14 @@ extension SyncNode {
             case .notApplicable(let detail):
                 refuse(checkpoint, .otherChain, detail: detail, peer: peer, now: now)
             default:
+                // The database was busy or failing: the same checkpoint is tried again later.
                 emit(
                     LogRecord(
                         .debug, .storageFailed, "cannot take a checkpoint",
                         [("while", "take_checkpoint"), ("error", failure.message)]))
+                checkpoints.toTake.insert((checkpoint, peer), at: 0)
+                checkpoints.takeAgainAt = now + configuration.storageRetryMs
+                return []
             }
             return takeNext()
         }
@@ -277,6 +288,26 @@ extension SyncNode {
         return effects + dropHistoryIfStable(now: now)
     }
 
+    /// At the round: a take that failed is tried again, the held checkpoint
+    /// is acknowledged if this replica has not yet (one it took before a
+    /// restart, or while another process held it), and the history may go.
+    mutating func checkpointRound(now: Milliseconds) -> [Effect] {
+        var effects = takeNext(now: now)
+        if let held = checkpoints.held, let key = configuration.identity?.key,
+            checkpoints.acks[held.content.id]?[configuration.hello.replicaID] == nil
+        {
+            let own = CheckpointAck.sign(
+                checkpoint: held.content.id, replicaID: configuration.hello.replicaID,
+                ackedMs: UInt64(max(wallClockMs, 0)), by: key)
+            checkpoints.acks[held.content.id, default: [:]][own.replicaID] = own
+            effects.append(.keepAcks([own]))
+            for id in sessions.keys.sorted() where sessions[id]?.peer != nil && sessions[id]!.hidesFeeds == false {
+                effects.append(.send(id, .checkpointAcks([own])))
+            }
+        }
+        return effects + dropHistoryIfStable(now: now)
+    }
+
     /// The history goes once every member acknowledged the held checkpoint
     /// and the retention period passed (causal stability).
     mutating func dropHistoryIfStable(now: Milliseconds) -> [Effect] {
@@ -304,6 +335,7 @@ extension SyncNode {
                     [("while", "drop_history"), ("error", failure.message)]))
         case .success(let dropped):
             checkpoints.historyHeld = false
+            localState = nil  // its event count was of the events held before
             let floor = checkpoints.historyFloor
             for id in sessions.keys { sessions[id]!.historyDropped(below: floor) }
             emit(
@@ -412,20 +444,24 @@ extension SyncNode {
         return effects + settleStart(now: now)
     }
 
-    /// Waited long enough for an offer, or one is at hand now that the
-    /// fetch from another peer was lost.
+    /// An offer is at hand (a fetch from another peer was lost), or no
+    /// offer is coming: every identified peer answered without one, or the
+    /// wait is over.
     mutating func decideStartIfDue(now: Milliseconds) -> [Effect] {
         guard case .undecided(let since) = checkpoints.start else { return [] }
         if let (id, offer) = checkpoints.offers.sorted(by: { $0.key < $1.key }).first, sessions[id] != nil {
             return fetchBases(of: offer, from: id, now: now)
         }
-        guard let since, now - since >= configuration.checkpointOfferWaitMs else { return [] }
+        let identified = sessions.filter { $0.value.peer != nil }.keys
+        let allAnswered = !identified.isEmpty && identified.allSatisfy { checkpoints.answered.contains($0) }
+        guard allAnswered || since.map({ now - $0 >= configuration.checkpointOfferWaitMs }) ?? false else { return [] }
         return settleStart(now: now)
     }
 
     /// The connection that bases came on is gone: another offer is tried, or the history replayed.
     mutating func startLost(_ id: ConnectionID, now: Milliseconds) {
         checkpoints.offers[id] = nil
+        checkpoints.answered.remove(id)
         guard case .fetching(let source, _, _, _, _) = checkpoints.start, source == id else { return }
         checkpoints.start = .undecided(since: now - configuration.checkpointOfferWaitMs)
     }
@@ -434,6 +470,7 @@ extension SyncNode {
     private mutating func settleStart(now: Milliseconds) -> [Effect] {
         checkpoints.start = .decided
         checkpoints.offers = [:]
+        checkpoints.answered = []
         var effects: [Effect] = []
         for id in sessions.keys.sorted() where sessions[id]!.cursorHeld {
             effects += perform(sessions[id]!.releaseCursor(localCursor: cursor), on: id, now: now)

@@ -265,7 +265,7 @@ extension SyncNode {
             observeCatchUp(on: id, received: 0, now: now)
             effects += noteDivergence(on: id)
         }
-        return effects + dropHistoryIfStable(now: now)
+        return effects + checkpointRound(now: now)
     }
 
     /// Storage answered `.compareHeads`: the forks a peer's heads proved.

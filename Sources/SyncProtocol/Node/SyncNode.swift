@@ -386,6 +386,7 @@ public struct SyncNode: Sendable {
             case .receivedBases(let checkpoint, let page, let last):
                 effects += receiveBases(page, of: checkpoint, last: last, from: id, now: now)
             case .peerCursorHeld:
+                if case .undecided = checkpoints.start { checkpoints.answered.insert(id) }
                 effects += decideStartIfDue(now: now)
             case .refusedWrites(let events):
                 noteRefusedWrites(events, on: id)
