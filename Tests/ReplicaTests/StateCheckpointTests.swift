@@ -204,7 +204,11 @@ struct StateCheckpointTests {
         clock.advance(by: 1)
         try a.undo(entityType: Item.entityType, entityID: id)
         try sync(a, to: b)
-        let served = try b.thinClientEvents(after: 0, limit: 10).map(\.event.payload)
+        // A new client first gets the checkpoint's state at offset 1, then the tail.
+        let state = try b.thinClientEvents(after: 0, limit: 10)
+        #expect(state.map(\.event.payload) == [ItemEvent.created(name: "Bolts", quantity: 4).payload])
+        #expect(state.map(\.offset) == [1])
+        let served = try b.thinClientEvents(after: 1, limit: 10).map(\.event.payload)
         #expect(served.last == ItemEvent.quantityChanged(quantity: 4).payload, "\(served)")
         #expect(try b.projection(Item.self, id: id)?.quantity == 4)
     }

@@ -151,7 +151,8 @@ extension EventLog {
         let row = try db.scalarInt("SELECT max(local_offset) FROM events") ?? 0
         // Blocks never overlap: the last by first offset ends last (found by the rowid, no scan).
         let block = try db.scalarInt("SELECT last_offset FROM event_blocks ORDER BY first_offset DESC LIMIT 1") ?? 0
-        return max(row, block)
+        // Offsets of dropped history, or the one a start from a checkpoint reserves, are never reused.
+        return max(row, block, try historyOffset())
     }
 
     /// Inside a transaction: the number of stored events, rows and blocks.

@@ -179,6 +179,7 @@ extension EventLog {
                 try setHead(content.cursor[feed], link: content.links[feed] ?? FeedChain.genesis, feedRow: row)
             }
             try store(content, statement: statement, historyHeld: false)
+            try raiseHistoryOffset(to: 1)  // where a thin client is served the state
             // The rows were written here, past the caches.
             writtenRows = WrittenRows()
             pending = nil

@@ -27,9 +27,17 @@ extension EventLog {
                 throw CheckpointError.notApplicable("this log holds no checkpoint")
             }
             guard held.historyHeld else { return 0 }
+            // Every covered event is folded into the rows before it goes.
+            try writePending(in: try syncPending())
             var dropped: Int64 = 0
             for (feed, seq) in held.content.cursor.heads.sorted(by: { $0.key < $1.key }) {
                 guard let row = try feedRowID(feed, create: false) else { continue }
+                let highest = try db.scalarInt(
+                    """
+                    SELECT max(coalesce((SELECT max(local_offset) FROM events WHERE feed = ?1 AND seq <= ?2), 0),
+                               coalesce((SELECT max(last_offset) FROM event_blocks WHERE feed = ?1 AND last_seq <= ?2), 0))
+                    """, [.int(row), .int(Int64(seq))])
+                try raiseHistoryOffset(to: highest ?? 0)
                 try db.cached(
                     "DELETE FROM poison WHERE local_offset IN (SELECT local_offset FROM events WHERE feed = ? AND seq <= ?)"
                 ).run([.int(row), .int(Int64(seq))])

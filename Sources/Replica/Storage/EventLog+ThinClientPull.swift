@@ -16,6 +16,12 @@ extension EventLog {
     /// cursor = page.last?.offset ?? cursor
     /// ```
     ///
+    /// A client whose `offset` lies before the history this log holds (it
+    /// started from a checkpoint, or dropped what one covers) is served the
+    /// checkpoint's state instead, as item events at the offset where that
+    /// history ends (`checkpointItemEvents(at:)`), whatever `limit` says;
+    /// it goes on from there.
+    ///
     /// `types` names the entity types to serve (`GET /events?types=`): a
     /// client that knows declared domains (docs/domains.md) asks for them,
     /// and their events are served as stored, undos and all; `item` among
@@ -27,6 +33,12 @@ extension EventLog {
         let sortedTypes = types.sorted()
         let placeholders = sortedTypes.map { _ in "?" }.joined(separator: ",")
         return try read {
+            // A cursor before the history held here gets the checkpoint's state, in one page.
+            let floor = try historyOffset()
+            if offset < floor, types.contains(Item.entityType) {
+                let state = try checkpointItemEvents(at: floor)
+                if !state.isEmpty { return state }
+            }
             let tail = try syncPending()
             var served: [StoredEvent] = []
             var scanned = offset
