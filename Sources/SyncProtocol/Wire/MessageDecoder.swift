@@ -122,33 +122,11 @@ public struct MessageDecoder: Sendable {
         case .graft:
             message = .graft(origins: try readOrigins(&reader))
         case .revocations:
-            let count = try reader.readCount("revocation count", minimumElementSize: 1)
-            guard count <= MessageDecoder.maximumAdverts else {
-                throw WireError.malformed("\(count) revocations in one message")
-            }
-            var revocations: [Revocation] = []
-            for _ in 0..<count {
-                do {
-                    revocations.append(try Revocation(bytes: try reader.readLengthPrefixed("revocation")))
-                } catch let error as IdentityError {
-                    throw WireError.malformed("revocations: \(error)")
-                }
-            }
-            message = .revocations(revocations)
+            message = .revocations(
+                try Self.readStatements(&reader, "revocation", most: MessageDecoder.maximumAdverts, Revocation.init))
         case .certificates:
-            let count = try reader.readCount("certificate count", minimumElementSize: 1)
-            guard count <= MessageDecoder.maximumFeeds else {
-                throw WireError.malformed("\(count) certificates in one message")
-            }
-            var certificates: [Certificate] = []
-            for _ in 0..<count {
-                do {
-                    certificates.append(try Certificate(bytes: try reader.readLengthPrefixed("certificate")))
-                } catch let error as IdentityError {
-                    throw WireError.malformed("certificates: \(error)")
-                }
-            }
-            message = .certificates(certificates)
+            message = .certificates(
+                try Self.readStatements(&reader, "certificate", most: MessageDecoder.maximumFeeds, Certificate.init))
         case .forkProofs:
             message = .forkProofs(try readForkProofs(&reader))
         case .heads:
@@ -162,27 +140,10 @@ public struct MessageDecoder: Sendable {
             }
             message = .heads(heads)
         case .checkpoints:
-            let count = try reader.readCount("checkpoint count", minimumElementSize: 1)
-            var checkpoints: [SignedCheckpoint] = []
-            for _ in 0..<count {
-                do {
-                    checkpoints.append(try SignedCheckpoint(bytes: try reader.readLengthPrefixed("checkpoint")))
-                } catch let error as CheckpointError {
-                    throw WireError.malformed("checkpoints: \(error)")
-                }
-            }
-            message = .checkpoints(checkpoints)
+            message = .checkpoints(try Self.readStatements(&reader, "checkpoint", most: .max, SignedCheckpoint.init))
         case .checkpointAcks:
-            let count = try reader.readCount("acknowledgement count", minimumElementSize: 1)
-            var acks: [CheckpointAck] = []
-            for _ in 0..<count {
-                do {
-                    acks.append(try CheckpointAck(bytes: try reader.readLengthPrefixed("acknowledgement")))
-                } catch let error as CheckpointError {
-                    throw WireError.malformed("checkpoint acks: \(error)")
-                }
-            }
-            message = .checkpointAcks(acks)
+            message = .checkpointAcks(
+                try Self.readStatements(&reader, "acknowledgement", most: .max, CheckpointAck.init))
         case .basesWanted:
             let checkpoint = try reader.readRaw(32, "checkpoint id")
             switch try reader.readByte("resume flag") {
@@ -221,6 +182,26 @@ public struct MessageDecoder: Sendable {
         }
         try reader.expectEnd(message.name)
         return message
+    }
+
+    /// A varint count (at most `most`), then each `kind` length-prefixed,
+    /// read by `parse`; one that does not read or whose signature fails
+    /// makes the message malformed.
+    private static func readStatements<Statement>(
+        _ reader: inout ByteReader, _ kind: String, most: Int, _ parse: ([UInt8]) throws -> Statement
+    ) throws -> [Statement] {
+        let count = try reader.readCount("\(kind) count", minimumElementSize: 1)
+        guard count <= most else { throw WireError.malformed("\(count) \(kind)s in one message") }
+        var statements: [Statement] = []
+        for _ in 0..<count {
+            let bytes = try reader.readLengthPrefixed(kind)
+            do {
+                statements.append(try parse(bytes))
+            } catch {
+                throw WireError.malformed("\(kind)s: \(error)")
+            }
+        }
+        return statements
     }
 
     private mutating func readDeclarations(_ reader: inout ByteReader) throws {

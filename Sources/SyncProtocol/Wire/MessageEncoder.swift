@@ -174,17 +174,9 @@ public struct MessageEncoder: Sendable {
         case .graft(let origins):
             return encodeOrigins(origins, type: .graft)
         case .revocations(let revocations):
-            var writer = ByteWriter()
-            writer.write(MessageType.revocations.rawValue)
-            writer.write(varint: UInt64(revocations.count))
-            for revocation in revocations { writer.write(lengthPrefixed: revocation.bytes) }
-            return writer.bytes
+            return Self.encodeStatements(revocations.map(\.bytes), type: .revocations)
         case .certificates(let certificates):
-            var writer = ByteWriter(capacity: 16 + certificates.count * 200)
-            writer.write(MessageType.certificates.rawValue)
-            writer.write(varint: UInt64(certificates.count))
-            for certificate in certificates { writer.write(lengthPrefixed: certificate.bytes) }
-            return writer.bytes
+            return Self.encodeStatements(certificates.map(\.bytes), type: .certificates)
         case .forkProofs(let proofs):
             return Self.encodeForkProofs(proofs)
         case .heads(let heads):
@@ -198,17 +190,9 @@ public struct MessageEncoder: Sendable {
             }
             return writer.bytes
         case .checkpoints(let checkpoints):
-            var writer = ByteWriter(capacity: 16 + checkpoints.reduce(0) { $0 + $1.bytes.count + 4 })
-            writer.write(MessageType.checkpoints.rawValue)
-            writer.write(varint: UInt64(checkpoints.count))
-            for checkpoint in checkpoints { writer.write(lengthPrefixed: checkpoint.bytes) }
-            return writer.bytes
+            return Self.encodeStatements(checkpoints.map(\.bytes), type: .checkpoints)
         case .checkpointAcks(let acks):
-            var writer = ByteWriter(capacity: 16 + acks.count * 180)
-            writer.write(MessageType.checkpointAcks.rawValue)
-            writer.write(varint: UInt64(acks.count))
-            for ack in acks { writer.write(lengthPrefixed: ack.bytes) }
-            return writer.bytes
+            return Self.encodeStatements(acks.map(\.bytes), type: .checkpointAcks)
         case .basesWanted(let checkpoint, let after):
             var writer = ByteWriter(capacity: 64)
             writer.write(MessageType.basesWanted.rawValue)
@@ -233,6 +217,16 @@ public struct MessageEncoder: Sendable {
             writer.write(lengthPrefixed: records)
             return writer.bytes
         }
+    }
+
+    /// Type, varint count, then each signed statement (a revocation, a
+    /// certificate, a checkpoint, an acknowledgement) length-prefixed.
+    private static func encodeStatements(_ statements: [[UInt8]], type: MessageType) -> [UInt8] {
+        var writer = ByteWriter(capacity: 16 + statements.reduce(0) { $0 + $1.count + 3 })
+        writer.write(type.rawValue)
+        writer.write(varint: UInt64(statements.count))
+        for statement in statements { writer.write(lengthPrefixed: statement) }
+        return writer.bytes
     }
 
     /// Type, varint count, then each origin replica id as a string.
