@@ -34,6 +34,20 @@ struct CheckpointMessageTests {
         for message in messages { #expect(try roundTrip(message) == message) }
     }
 
+    @Test("A page of bases travels compressed when both sides offer it, and reads back")
+    func compressedBases() throws {
+        var encoder = MessageEncoder(compression: true)
+        encoder.peerAcceptsCompression = true
+        var decoder = MessageDecoder(compression: true)
+        let page = Message.bases(
+            checkpoint: Self.signed.content.id, page: Array(repeating: Self.base, count: 50), last: false)
+        let bytes = encoder.encode(page)
+        #expect(bytes.first == 8)
+        var plain = MessageEncoder()
+        #expect(bytes.count < plain.encode(page).count / 4)
+        #expect(try decoder.decode(bytes) == page)
+    }
+
     @Test("A forged acknowledgement, a tampered statement or a short bases page is refused")
     func malformed() throws {
         var ack = CheckpointAck.sign(

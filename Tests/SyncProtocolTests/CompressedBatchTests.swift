@@ -200,11 +200,13 @@ import Testing
         let (_, decoder) = try compressedMessage(1_000)
         let cursor = Zstd.compress([2, 0, 0], level: 1, prefix: 8)
         var copy = decoder
-        #expect(throws: WireError.malformed("compressed message holds type 2; only events may be compressed")) {
+        #expect(throws: WireError.malformed("compressed message holds type 2; only events and bases may be compressed"))
+        {
             try copy.decode(cursor)
         }
         copy = decoder
-        #expect(throws: WireError.malformed("compressed message holds type 8; only events may be compressed")) {
+        #expect(throws: WireError.malformed("compressed message holds type 8; only events and bases may be compressed"))
+        {
             try copy.decode(Zstd.compress(cursor, level: 1, prefix: 8))
         }
     }

@@ -370,8 +370,16 @@ extension SyncNode {
         guard sessions[id] != nil else { return [] }
         switch outcome {
         case .success(let page?):
-            let last = page.count < Self.basesPerPage
-            return [.send(id, .bases(checkpoint: checkpoint, page: page, last: last))]
+            // Pages go one after another without waiting to be asked: the next is read at
+            // once, and an empty one ends them (a page cut by bytes may hold fewer bases).
+            guard let next = page.last.map({ EntityName(type: $0.entityType, id: $0.entityID) }) else {
+                return [.send(id, .bases(checkpoint: checkpoint, page: [], last: true))]
+            }
+            return [
+                .send(id, .bases(checkpoint: checkpoint, page: page, last: false)),
+                .readBases(
+                    id, checkpoint: checkpoint, after: next, limit: Self.basesPerPage, maxBytes: Self.basesPageBytes),
+            ]
         case .success(nil):
             return [.send(id, .bases(checkpoint: checkpoint, page: [], last: true))]
         case .failure(let failure):
@@ -405,9 +413,9 @@ extension SyncNode {
             $0 + EntityBase.minimumEncodedSize + $1.entityID.utf8.count + ($1.state?.utf8.count ?? 0)
         }
         guard last else {
+            // The peer sends the next page unasked.
             checkpoints.start = .fetching(from: id, offered, bases: bases, bytes: bytes, since: since)
-            let resume = bases.last.map { EntityName(type: $0.entityType, id: $0.entityID) }
-            return [.send(id, .basesWanted(checkpoint: checkpoint, after: resume))]
+            return []
         }
         let peer = sessions[id]?.peer?.replicaID ?? "?"
         checkpoints.start = .starting(from: peer, offered, bytes: bytes, since: since)

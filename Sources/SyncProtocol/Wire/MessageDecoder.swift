@@ -41,9 +41,9 @@ public struct MessageDecoder: Sendable {
             throw WireError.malformed("compressed message, but this node did not offer compression")
         }
         let content = try Zstd.decompress(bytes[1...], limit: MessageDecoder.maximumDecompressedSize)
-        guard content.first == MessageType.events.rawValue else {
+        guard content.first == MessageType.events.rawValue || content.first == MessageType.bases.rawValue else {
             let type = content.first.map { "type \($0)" } ?? "nothing"
-            throw WireError.malformed("compressed message holds \(type); only events may be compressed")
+            throw WireError.malformed("compressed message holds \(type); only events and bases may be compressed")
         }
         return try decodePlain(content)
     }

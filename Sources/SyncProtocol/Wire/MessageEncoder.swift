@@ -136,11 +136,7 @@ public struct MessageEncoder: Sendable {
         case .ack(let batchID, let heads):
             return encodeHeads(heads, type: .ack, batchID: batchID)
         case .events(let batch):
-            let plain = encodeEvents(batch)
-            guard compresses, plain.count >= MessageEncoder.compressionThreshold else { return plain }
-            let compressed = Zstd.compress(
-                plain, level: MessageEncoder.compressionLevel, prefix: MessageType.compressed.rawValue)
-            return compressed.count < plain.count ? compressed : plain
+            return compressedIfWorth(encodeEvents(batch))
         case .goodbye(let reason):
             var writer = ByteWriter()
             writer.write(MessageType.goodbye.rawValue)
@@ -215,8 +211,17 @@ public struct MessageEncoder: Sendable {
             writer.write(last ? 1 : 0)
             writer.write(varint: UInt64(page.count))
             writer.write(lengthPrefixed: records)
-            return writer.bytes
+            return compressedIfWorth(writer.bytes)
         }
+    }
+
+    /// `plain` (an `events` or `bases` message) as a `compressed` one, when
+    /// both sides offer compression, it is above the threshold, and zstd makes it smaller.
+    private func compressedIfWorth(_ plain: [UInt8]) -> [UInt8] {
+        guard compresses, plain.count >= MessageEncoder.compressionThreshold else { return plain }
+        let compressed = Zstd.compress(
+            plain, level: MessageEncoder.compressionLevel, prefix: MessageType.compressed.rawValue)
+        return compressed.count < plain.count ? compressed : plain
     }
 
     /// Type, varint count, then each signed statement (a revocation, a
