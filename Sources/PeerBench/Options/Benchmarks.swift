@@ -7,7 +7,8 @@ struct Benchmark: Sendable {
 /// Every benchmark `peerd-bench` runs, with its flags.
 enum Benchmarks {
     static let all = [
-        crashWriter, sync, shell, thin, lab, topology, sessions, importing, wifi, domains, identity, simulateScale,
+        crashWriter, sync, shell, thin, lab, topology, sessions, importing, wifi, bootstrap, domains, identity,
+        simulateScale,
     ]
 
     static let storage = Benchmark(
@@ -217,6 +218,43 @@ enum Benchmarks {
     ) { arguments in
         var options = WifiBenchmark()
         options.events = arguments.count("--events")
+        options.rate = arguments.text("--rate") ?? "20mbit"
+        options.lossPercent = arguments.decimal("--loss")
+        options.probeMegabytes = arguments.count("--probe-mb")
+        options.peerd = try arguments.peerd()
+        options.directory = arguments.text("--dir")
+        try await options.run()
+    }
+
+    static let bootstrap = Benchmark(
+        subcommand: Subcommand(
+            "bootstrap",
+            "A fresh replica ready from a checkpoint, as users run it: `peerd run` of A (its history built in process,\n"
+                + "a `peerd checkpoint make`) taking live writes, and a fresh B timed from its launch until it is\n"
+                + "converged with A and its /items complete; beside raw SQLite and raw TCP. --link wifi needs root.",
+            [
+                .count("--events", 1_000_000, "events in A, with the workload of `peerd-bench sync`"),
+                Flag.text("--link", "LINK", "loopback", "loopback, or wifi: two netlab hosts over the shaped link")
+                    .checked {
+                        BootstrapBenchmark.Link(rawValue: $0) == nil ? "--link needs loopback or wifi, not \($0)" : nil
+                    },
+                .toggle("--replay", "also a fresh B with `--start-from replay`, for comparison"),
+                .count("--writes-per-second", 20, "the live writer's rate on A"),
+                Flag.text("--rate", "RATE", "20mbit", "with --link wifi: tbf rate of each host's link").checked {
+                    LinkShape.megabitsPerSecond($0) == nil ? "--rate needs e.g. 20mbit or 5000kbit, not \($0)" : nil
+                },
+                Flag.decimal("--loss", "PERCENT", 0.5, "with --link wifi: random packet loss each way").checked {
+                    (0..<100).contains(Double($0) ?? -1) ? nil : "--loss needs a percentage in [0, 100), not \($0)"
+                },
+                .count("--probe-mb", 20, "with --link wifi: megabytes of the raw TCP transfer that measures the link"),
+                .peerd, .directory(),
+            ])
+    ) { arguments in
+        var options = BootstrapBenchmark()
+        options.events = arguments.count("--events")
+        options.link = BootstrapBenchmark.Link(rawValue: arguments.text("--link") ?? "loopback") ?? .loopback
+        options.replay = arguments.has("--replay")
+        options.writesPerSecond = arguments.count("--writes-per-second")
         options.rate = arguments.text("--rate") ?? "20mbit"
         options.lossPercent = arguments.decimal("--loss")
         options.probeMegabytes = arguments.count("--probe-mb")

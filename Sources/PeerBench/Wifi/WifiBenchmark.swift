@@ -88,7 +88,7 @@ struct WifiBenchmark {
     }
 
     /// The raw TCP transfer from host 1 to host 2 through the shaped link.
-    private func probeLink(_ lab: NetLab, bench: String, into results: inout Results) async throws {
+    func probeLink(_ lab: NetLab, bench: String, into results: inout Results) async throws {
         let bytes = probeMegabytes * 1_000_000
         progress("wifi: raw TCP, \(probeMegabytes) MB from host 1 to host 2 ...")
         let receiver = try await lab.spawn(
