@@ -145,6 +145,7 @@ public struct MessageDecoder: Sendable {
             message = .checkpointAcks(
                 try Self.readStatements(&reader, "acknowledgement", most: .max, CheckpointAck.init))
         case .basesWanted:
+            try readDeclarations(&reader)
             let checkpoint = try reader.readRaw(32, "checkpoint id")
             switch try reader.readByte("resume flag") {
             case 0:

@@ -192,6 +192,8 @@ public struct MessageEncoder: Sendable {
         case .basesWanted(let checkpoint, let after):
             var writer = ByteWriter(capacity: 64)
             writer.write(MessageType.basesWanted.rawValue)
+            // An empty replica sends this before its first cursor: its capabilities (zstd) go here.
+            declare([], into: &writer)
             writer.write(raw: checkpoint)
             if let after {
                 writer.write(1)
