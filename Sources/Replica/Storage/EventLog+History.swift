@@ -11,7 +11,8 @@ extension EventLog {
     }
 
     /// Removes every event the checkpoint this log folds from covers, then
-    /// gives their space back to the file system (`VACUUM`). The entities'
+    /// gives their space back to the file system (`VACUUM`, then a WAL
+    /// checkpoint that truncates the WAL). The entities'
     /// state does not change: it is their bases with the later events on
     /// top, as before. From then on the log serves the checkpoint and the
     /// events after it, like a log that started from it. The caller decides
@@ -67,7 +68,12 @@ extension EventLog {
             keptBlocks = ReadBlockCache()
             return Int(dropped)
         }
-        try EventLog.withWrappedErrors(path: path) { try db.execute("VACUUM") }
+        try EventLog.withWrappedErrors(path: path) {
+            try db.execute("VACUUM")
+            // In WAL mode the rewritten file lands in the WAL: copy it back and cut the WAL,
+            // or the disk would hold the old file and the new one side by side.
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
         return DroppedEvents(events: dropped, bytesBefore: before, bytesAfter: try databaseBytes())
     }
 
