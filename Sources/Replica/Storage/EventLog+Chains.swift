@@ -61,6 +61,7 @@ extension EventLog {
     public func signed(_ page: [Event]) throws -> EventPage {
         guard !page.isEmpty else { return EventPage() }
         return try read {
+            try refreshCoveredEvents()  // another connection may have taken a checkpoint
             var events = page
             var proofs: [FeedID: FeedProof] = [:]
             for (feed, run) in Self.runs(of: page).sorted(by: { $0.key < $1.key }) {

@@ -52,8 +52,10 @@ extension EventLog {
     /// taken: `take(_:statement:)` takes it once it is signed. Feeds of
     /// domain declarations are never covered (they stay in every log).
     public func makeCheckpoint() throws -> CheckpointContent {
-        try read {
+        try write {
+            // The bases are read from the rows: every pending one is written first.
             let tail = try syncPending()
+            try writePending(in: tail)
             var cursor = VectorCursor()
             for (feed, seq) in try self.cursor().heads where feed.scope != DeclarationEvent.scope {
                 cursor[feed] = seq
@@ -91,6 +93,7 @@ extension EventLog {
     public func take(_ content: CheckpointContent, statement: [UInt8]) throws -> Taking {
         try write {
             let tail = try syncPending()
+            try writePending(in: tail)
             // The one it folds from, or an earlier one of its chain.
             if try isStored(content) { return .alreadyHeld }
             let held = try checkpoint()

@@ -54,12 +54,14 @@ extension EventLog {
                     .int(row), .int(Int64(seq)),
                 ])
             }
-            // The entities' chains now start at their first event past the checkpoint, as in a started log.
+            // Each entity's chain is rebuilt over the events left, in arrival order, and its head is the newest of them.
             try db.execute(
                 """
-                UPDATE events SET entity_prev = NULL WHERE entity_prev IS NOT NULL
-                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.local_offset = events.entity_prev);
-                UPDATE entities SET last_offset = NULL WHERE last_offset IS NOT NULL
+                UPDATE events SET entity_prev = (
+                    SELECT max(p.local_offset) FROM events p
+                    WHERE p.entity = events.entity AND p.local_offset < events.local_offset);
+                UPDATE entities SET last_offset = (SELECT max(local_offset) FROM events WHERE entity = entities.id)
+                    WHERE last_offset IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM events e WHERE e.local_offset = entities.last_offset)
                     AND NOT EXISTS (SELECT 1 FROM event_blocks b
                                     WHERE entities.last_offset BETWEEN b.first_offset AND b.last_offset);

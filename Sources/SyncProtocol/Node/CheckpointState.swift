@@ -120,8 +120,9 @@ struct CheckpointState: Sendable {
     var takeAgainAt: Milliseconds?
     /// The take that is out.
     var taking: (SignedCheckpoint, peer: String)?
-    /// A trusted checkpoint this log lacks covered events of, taken once it holds them.
-    var pending: (SignedCheckpoint, peer: String)?
+    /// Trusted checkpoints this log lacks covered events of, in chain order,
+    /// taken once it holds them.
+    var pending: [(SignedCheckpoint, peer: String)] = []
     var refused: [String: RefusedCheckpoint] = [:]
     var start: Start
     /// Trusted offers from the peers, while the start is undecided.

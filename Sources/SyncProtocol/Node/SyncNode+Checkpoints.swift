@@ -131,7 +131,9 @@ extension SyncNode {
         let id = checkpoint.content.id
         if checkpoints.chain.contains(where: { $0.content.id == id }) { return false }
         if checkpoints.refused[Hex.string(id)] != nil { return false }
-        if checkpoints.taking?.0 == checkpoint || checkpoints.pending?.0 == checkpoint { return false }
+        if checkpoints.taking?.0 == checkpoint || checkpoints.pending.contains(where: { $0.0 == checkpoint }) {
+            return false
+        }
         if let held = checkpoints.held, checkpoint.content.previous != held.content.id,
             held.content.cursor.missingCount(from: checkpoint.content.cursor) == 0
         {
@@ -160,8 +162,11 @@ extension SyncNode {
             let next = checkpoints.toTake.removeFirst()
             guard isNew(next.0) else { continue }
             guard cursor.missingCount(from: next.0.content.cursor) == 0 else {
-                checkpoints.pending = next  // taken once the events arrive (`logGrew`)
-                continue
+                // It and every later one wait, in order, until the events arrive (`logGrew`):
+                // each extends the one before it.
+                checkpoints.pending = [next] + checkpoints.toTake
+                checkpoints.toTake = []
+                return []
             }
             checkpoints.taking = next
             return [.takeCheckpoint(next.0)]
@@ -175,11 +180,11 @@ extension SyncNode {
             // A local write: the log is no longer empty, so it cannot start from a checkpoint.
             return settleStart(now: now)
         }
-        guard let pending = checkpoints.pending, cursor.missingCount(from: pending.0.content.cursor) == 0 else {
+        guard let first = checkpoints.pending.first, cursor.missingCount(from: first.0.content.cursor) == 0 else {
             return []
         }
-        checkpoints.pending = nil
-        checkpoints.toTake.insert(pending, at: 0)
+        checkpoints.toTake = checkpoints.pending + checkpoints.toTake
+        checkpoints.pending = []
         return takeNext()
     }
 
