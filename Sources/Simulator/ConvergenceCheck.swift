@@ -1,10 +1,14 @@
 import Foundation
 import Replica
 
-/// The checks after healing, each on every replica's own file:
+/// The checks after healing, each on every replica's own file (but a
+/// retired device's):
 ///
 /// - it holds exactly the acknowledged events (count and cursor), and every
-///   acknowledged event id is among them (read back page by page);
+///   acknowledged event id is among them (read back page by page); with
+///   checkpoints, less the events a retired device took with it, and a log
+///   that does not hold its checkpoint's history (it dropped it, or
+///   started from the checkpoint) may lack the events it covers;
 /// - all state hashes are equal;
 /// - no fork is quarantined and none was logged, since none was made;
 /// - every item's sessions agree: the same holder (and claim), the same
@@ -100,20 +104,30 @@ struct ConvergenceCheck {
         var sessions: [String: [SessionView: [String]]] = [:]
         var droppedEvents: Int?
         var requestFigures: RequestFigures?
-        for replica in simulation.replicas {
-            let log = try replica.openForInspection(clock: simulation.clock)
+        let survivors = simulation.survivors.filter { $0.incarnation > 0 }
+        for replica in simulation.survivors where replica.incarnation == 0 {
+            failures.append("\(replica.replicaID) never started")
+        }
+        let logs = try survivors.map { try $0.openForInspection(clock: simulation.clock) }
+        let expected = simulation.expectedCursor(held: try logs.map { try $0.cursor() })
+        let lostWithRetired = simulation.lostWithRetired(expected: expected)
+        for (replica, log) in zip(survivors, logs) {
             let name = replica.replicaID
+            let (required, allowed) = try simulation.expectedEvents(in: log, lost: lostWithRetired)
             let count = try log.eventCount()
-            if count != Int64(ledger.eventIDs.count) {
-                failures.append("\(name) holds \(count) events, \(ledger.eventIDs.count) were acknowledged")
+            if required.count == allowed.count, count != Int64(allowed.count) {
+                failures.append("\(name) holds \(count) events, \(allowed.count) were acknowledged")
+            } else if count < Int64(required.count) || count > Int64(allowed.count) {
+                failures.append(
+                    "\(name) holds \(count) events, \(required.count)–\(allowed.count) were acknowledged and due")
             }
             let cursor = try log.cursor()
-            if cursor != ledger.expected {
+            if cursor != expected {
                 failures.append(
-                    "\(name) cursor lacks \(cursor.missingCount(from: ledger.expected)) acknowledged events "
-                        + "and has \(ledger.expected.missingCount(from: cursor)) others")
+                    "\(name) cursor lacks \(cursor.missingCount(from: expected)) acknowledged events "
+                        + "and has \(expected.missingCount(from: cursor)) others")
             }
-            let missing = ledger.eventIDs.subtracting(try heldEventIDs(of: log))
+            let missing = required.subtracting(try heldEventIDs(of: log))
             let lost = missing.filter { ledger.origins[$0] == name }
             if !lost.isEmpty {
                 failures.append("\(name) lost \(lost.count) of its own acknowledged appends, e.g. \(sample(lost))")

@@ -77,6 +77,10 @@ public struct Scenario: Sendable {
     /// feeds and verifies every event it takes, as `peerd` does
     /// (docs/protocol.md "Signed feeds"); off, the protocol runs unsigned.
     public var signedFeeds = true
+    /// Checkpoints made mid-run, a retired device, a fresh replica that
+    /// joins late and late edits (`Scenario.checkpoints(seed:)`); nil: a
+    /// run without checkpoints.
+    public var checkpoints: CheckpointPlan?
 
     /// A calm scenario: no faults, no skew, no workload.
     public init(seed: UInt64, replicaCount: Int) {
@@ -114,7 +118,8 @@ public struct Scenario: Sendable {
 
     /// The command that replays this seed alone.
     public var replayCommand: String {
-        "PEERSYNC_SIM_SEED=\(seed) swift test --filter SimulatorTests"
+        guard checkpoints == nil else { return CheckpointPlan.replayCommand(seed: seed) }
+        return "PEERSYNC_SIM_SEED=\(seed) swift test --filter SimulatorTests"
     }
 
     /// One line that says what the run does.
@@ -126,6 +131,7 @@ public struct Scenario: Sendable {
             + "\(appendCount) appends\(claimShare > 0 ? " (claims \(percent(claimShare)))" : ""), batch \(session.batchEvents)x\(session.window), "
             + "live push \(session.livePush), max outbound \(peers.maxOutbound), "
             + "storage delay \(storageDelayMs.map { "\($0.lowerBound)-\($0.upperBound) ms" } ?? "none"), skews [\(skews)]"
+            + (checkpoints.map { "; \($0.summary)" } ?? "")
     }
 
     private func percent(_ probability: Double) -> String {

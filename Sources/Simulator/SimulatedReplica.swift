@@ -117,6 +117,15 @@ final class LogCollector: @unchecked Sendable {
     private(set) var warnings = 0
     private(set) var clockFarAheadReports = 0
     private(set) var errors = 0
+    /// Per replica: the checkpoint (hex id) it started from, as its
+    /// `checkpoint.started` line says.
+    private(set) var checkpointStarts: [String: String] = [:]
+    /// `checkpoint.history_dropped` lines: the replica, and the events dropped.
+    private(set) var historyDrops: [(replica: String, events: Int)] = []
+    /// `checkpoint.refused` and `checkpoint.start_failed` lines: none in an honest run.
+    private(set) var checkpointRefusals: [String] = []
+    /// `storage.failed` lines that call the file damaged: the simulator damages none.
+    private(set) var damageReports: [String] = []
     private(set) var recent: [String] = []
     let trace: Bool
     private let clock: VirtualClock
@@ -142,6 +151,14 @@ final class LogCollector: @unchecked Sendable {
             verificationReports.append("\(replicaID): \(record.line)")
         }
         if record.event == .clockAhead { clockFarAheadReports += 1 }
+        switch record.event {
+        case .checkpointStarted: checkpointStarts[replicaID] = record["checkpoint"]
+        case .historyDropped: historyDrops.append((replicaID, record["events"].flatMap { Int($0) } ?? 0))
+        case .checkpointRefused, .checkpointStartFailed: checkpointRefusals.append("\(replicaID): \(record.line)")
+        case .storageFailed where record["error"]?.contains("damaged") ?? false:
+            damageReports.append("\(replicaID): \(record.line)")
+        default: break
+        }
         if record.level == .warning { warnings += 1 }
         if record.level == .error { errors += 1 }
         guard record.level >= .info || trace else { return }

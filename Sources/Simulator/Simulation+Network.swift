@@ -32,6 +32,7 @@ extension Simulation {
                 break  // the simulator's nodes have no admin key, so they learn none
             case .read, .store, .computeState, .writePendingProjections, .quarantine, .compareHeads, .keepCertificates,
                 .takeCheckpoint, .readBases, .startFromCheckpoint, .keepAcks, .dropHistory:
+                if case .dropHistory(let checkpoint) = effect { checkHistoryDrop(of: checkpoint, on: replica) }
                 guard let answer = DirectStorage.execute(effect, on: replica.log!) else { continue }
                 if let delay = scenario.storageDelayMs {
                     queue.schedule(.storageAnswer(host, answer), at: now + random.int(in: delay))

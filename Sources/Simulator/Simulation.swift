@@ -40,6 +40,8 @@ public final class Simulation {
         case convergenceCheck
         /// After convergence: have the peers reported the common state?
         case stateReportCheck
+        /// One step of `Scenario.checkpoints`.
+        case checkpointStep(CheckpointStep)
     }
 
     public let scenario: Scenario
@@ -59,6 +61,8 @@ public final class Simulation {
     /// memory, as the daemon keeps it: lost in a crash).
     var grantors: [Int: (incarnation: Int, grants: ClaimGrants)] = [:]
     var statistics = SimulationStatistics()
+    /// What the checkpoint steps did so far (`Scenario.checkpoints`).
+    var checkpointRun = CheckpointRun()
     var failures: [String] = []
     private(set) var faultsOver = false
     private(set) var convergedAt: Milliseconds?
@@ -99,9 +103,10 @@ public final class Simulation {
     }
 
     private func setUp() throws {
-        for replica in replicas {
+        for replica in replicas where !isAbsent(replica.index) {
             try start(replica)
         }
+        scheduleCheckpointSteps()
         queue.schedule(.initialEvents, at: scenario.initialEventsAtMs)
         for _ in 0..<scenario.appendCount {
             queue.schedule(.localAppend, at: random.int(in: 0..<max(1, scenario.faultPhaseMs)))
@@ -161,6 +166,8 @@ public final class Simulation {
             } else {
                 statesReportedAt = now
             }
+        case .checkpointStep(let step):
+            try perform(step)
         case .convergenceCheck:
             if try everyoneConverged() {
                 convergedAt = now
@@ -188,7 +195,7 @@ public final class Simulation {
 
     /// Starts (or restarts) a replica: opens its file, makes a node that
     /// knows every other replica's address, and starts its timer.
-    private func start(_ replica: SimulatedReplica) throws {
+    func start(_ replica: SimulatedReplica) throws {
         var configuration = SyncNode.Configuration(
             hello: Hello(replicaID: replica.replicaID, role: role(of: replica.index), listenPort: replica.address.port))
         configuration.session = scenario.session
@@ -196,6 +203,7 @@ public final class Simulation {
         configuration.antiEntropyIntervalMs = scenario.antiEntropyIntervalMs
         configuration.seed = random.derivedSeed()
         if scenario.signedFeeds { configuration.identity = (replica.identityKey, nil) }
+        configureCheckpoints(&configuration, of: replica)
         try replica.start(clock: clock, configuration: configuration, logger: logs.logger(for: replica.replicaID))
         network.hostStarted(replica.host)
         for other in replicas where other.index != replica.index {
@@ -223,7 +231,7 @@ public final class Simulation {
             replicas[index].crash()
             statistics.crashes += 1
             logs.note("crash sim-\(index)")
-        case .restart(let index) where !replicas[index].isUp:
+        case .restart(let index) where !replicas[index].isUp && !isAbsent(index):
             try start(replicas[index])
             statistics.restarts += 1
             logs.note("restart sim-\(index)")
@@ -246,18 +254,22 @@ public final class Simulation {
         var calm = NetworkConditions.calm
         calm.latencyMs = scenario.conditions.latencyMs
         network.conditions = calm
-        for replica in replicas where !replica.isUp {
+        for replica in replicas where !replica.isUp && !isAbsent(replica.index) {
             try apply(.restart(replica: replica.index))
         }
         logs.note("faults over; expecting \(ledger.expected.eventCount) events everywhere")
         queue.schedule(.convergenceCheck, at: now)
     }
 
-    /// Every replica runs and holds exactly the acknowledged events, and all
-    /// state hashes agree.
+    /// Every replica but the retired runs and holds exactly the
+    /// acknowledged events (less those lost with a retired device), and
+    /// all state hashes agree.
     private func everyoneConverged() throws -> Bool {
-        guard replicas.allSatisfy({ $0.node?.cursor == ledger.expected }) else { return false }
-        let hashes = try Set(replicas.map { try $0.log!.stateHash() })
+        let survivors = self.survivors
+        guard survivors.allSatisfy(\.isUp) else { return false }
+        let expected = expectedCursor(held: survivors.map { $0.node!.cursor })
+        guard survivors.allSatisfy({ $0.node!.cursor == expected }) else { return false }
+        let hashes = try Set(survivors.map { try $0.log!.stateHash() })
         return hashes.count == 1
     }
 
@@ -265,7 +277,7 @@ public final class Simulation {
     /// cursor that this node sees it hold), as `replica<-peer` pairs; `nil`
     /// when every session's peer has.
     private func sessionsWithoutTheCommonState() throws -> String? {
-        let hash = try replicas.first?.log?.stateHash()
+        let hash = try survivors.first?.log?.stateHash()
         var lagging: [String] = []
         for replica in replicas {
             guard let node = replica.node else { continue }
@@ -288,6 +300,8 @@ public final class Simulation {
         }
         let check = try ConvergenceCheck(simulation: self).run()
         failures += check.failures
+        let checkpoints = try scenario.checkpoints.map { _ in try CheckpointCheck(simulation: self).run() }
+        failures += checkpoints?.failures ?? []
         statistics.droppedEvents = check.droppedEvents
         statistics.grants = check.requests.grants
         statistics.refusals = check.requests.refusals
@@ -302,11 +316,12 @@ public final class Simulation {
             statistics.eventsReceived += node.statistics.eventsReceived
             statistics.eventsStored += node.statistics.eventsStored
         }
-        let hash = try replicas.first.map { try $0.openForInspection(clock: clock).stateHash() }
+        let hash = try survivors.first.map { try $0.openForInspection(clock: clock).stateHash() }
         return SimulationReport(
             scenario: scenario, convergedAtMs: convergedAt, statistics: statistics, stateHash: hash,
             hops: scenario.tracksHops ? hops.summary : nil,
-            failures: failures, recentLog: logs.recent.suffix(60).joined(separator: "\n"))
+            failures: failures, recentLog: logs.recent.suffix(60).joined(separator: "\n"),
+            checkpoints: checkpoints?.figures)
     }
 
     /// Replica `index`'s log, for a test to look into after the run: the
@@ -318,13 +333,14 @@ public final class Simulation {
     /// Who lacks what, and what each of them is connected to.
     func stragglerDiagnostic() -> String {
         var lines: [String] = []
+        let expected = expectedCursor(held: survivors.compactMap { $0.node?.cursor })
         for replica in replicas {
             guard let node = replica.node else {
-                lines.append("  \(replica.replicaID): down")
+                lines.append("  \(replica.replicaID): \(isAbsent(replica.index) ? "retired" : "down")")
                 continue
             }
-            let missing = node.cursor.missingCount(from: ledger.expected)
-            let extra = ledger.expected.missingCount(from: node.cursor)
+            let missing = node.cursor.missingCount(from: expected)
+            let extra = expected.missingCount(from: node.cursor)
             guard missing > 0 || extra > 0 else { continue }
             let peers = node.sessions.keys.sorted().map { id in
                 "\(id)->\(node.sessions[id]!.peer?.replicaID ?? "?")"

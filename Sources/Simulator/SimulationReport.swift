@@ -163,6 +163,8 @@ public struct SimulationReport: Sendable {
     public var failures: [String]
     /// The last log lines, for a failure's diagnostic.
     public var recentLog: String
+    /// What the checkpoint steps did, in a run of `Scenario.checkpoints`.
+    public var checkpoints: CheckpointFigures? = nil
 
     public var passed: Bool { failures.isEmpty }
 

@@ -25,6 +25,8 @@ struct AcknowledgedAppends {
     private(set) var eventIDs: Set<UUID> = []
     /// The replica that appended each event.
     private(set) var origins: [UUID: String] = [:]
+    /// Each event's feed and seq, to tell which events a checkpoint covers.
+    private(set) var positions: [UUID: (feed: FeedID, seq: UInt64)] = [:]
     /// The cursor that holds exactly the acknowledged events.
     private(set) var expected = VectorCursor()
 
@@ -35,6 +37,7 @@ struct AcknowledgedAppends {
         let next = expected[event.feed] + 1
         eventIDs.insert(event.eventID)
         origins[event.eventID] = event.feed.replicaID
+        positions[event.eventID] = (event.feed, event.seq)
         expected[event.feed] = max(expected[event.feed], event.seq)
         guard event.seq == next else {
             return "append to \(event.feed) got seq \(event.seq) where \(next) was next: an acknowledged append is lost"
@@ -49,7 +52,8 @@ extension Simulation {
     /// the same instant (rename against delete, quantity against undo), or,
     /// with `Scenario.claimShare`, claim, take over or release one.
     func performAppendStep() throws {
-        let running = replicas.filter(\.isUp)
+        // Not on an empty replica still deciding whether it starts from a checkpoint: a write would decide it.
+        let running = replicas.filter { $0.node.map { !$0.isStartingFromCheckpoint } ?? false }
         guard !running.isEmpty else { return }
         // No draw without declared tickets or claims, so that a scenario without them replays as before.
         if scenario.declaredShare > 0, try performDeclaredStep(running: running) { return }
