@@ -107,7 +107,10 @@ import Testing
         mesh.connect("d", "a")
         #expect(try mesh["d"].log.eventCount() == 12)
         #expect(try mesh["d"].log.checkpoint() == nil)
-        // Two empty replicas, each waiting for an offer: each says it has none, and both go on.
+        // Two empty replicas, each waiting for an offer: each says it has none, and both go on at once.
+        let pair = try self.mesh(["x", "y"], fresh: ["x", "y"])
+        pair.connect("x", "y")
+        #expect(!pair["x"].node.isStartingFromCheckpoint && !pair["y"].node.isStartingFromCheckpoint)
         mesh.connect("e", "d")
         #expect(try mesh["e"].log.eventCount() == 12)
     }

@@ -120,7 +120,7 @@ extension LogStorage {
                 var page = try log.checkpointBases(after: after.map { ($0.type, $0.id) }, limit: limit)
                 var bytes = 0
                 if let cut = page.firstIndex(where: { base in
-                    bytes += EntityBase.minimumEncodedSize + base.entityID.utf8.count + (base.state?.utf8.count ?? 0)
+                    bytes += base.approximateSize
                     return bytes > maxBytes
                 }) {
                     page.removeSubrange(max(cut, 1)...)  // never empty: the next page starts after it

@@ -45,6 +45,12 @@ public struct EntityBase: Hashable, Sendable {
     /// The fewest bytes `encode(into:)` writes (four empty texts).
     public static let minimumEncodedSize = 4 * 4 + 1 + 16 + 1 + 8 + 8 + 16
 
+    /// About the bytes `encode(into:)` writes (the type and holder left
+    /// out): what cuts a page of bases and what a start reports it fetched.
+    public var approximateSize: Int {
+        Self.minimumEncodedSize + entityID.utf8.count + (state?.utf8.count ?? 0)
+    }
+
     /// Reads one record written by `encode(into:)` at `position`, moving it past.
     ///
     /// - Throws: `CheckpointError.malformed` for bytes that end early or hold

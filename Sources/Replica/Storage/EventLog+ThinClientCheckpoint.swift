@@ -9,7 +9,10 @@ extension EventLog {
     /// for the checkpoint's state; one that dropped its history, the
     /// highest offset it dropped. New events never take these offsets.
     func historyOffset() throws -> Int64 {
-        Int64(try EventLog.readMeta(db, "history_offset") ?? "") ?? 0
+        // Read at every write's first offset: a cached statement, not a fresh prepare.
+        let statement = try db.cached("SELECT value FROM meta WHERE key = 'history_offset'")
+        defer { statement.reset() }
+        return try statement.step() ? Int64(statement.text(0)) ?? 0 : 0
     }
 
     /// Inside a write transaction: raises `history_offset` to `offset`.

@@ -80,8 +80,10 @@ extension SyncNode {
     /// and the acknowledgements this node knows.
     mutating func greetWithCheckpoint(_ id: ConnectionID, now: Milliseconds) -> [Effect] {
         if case .undecided(nil) = checkpoints.start { checkpoints.start = .undecided(since: now) }
-        guard let held = checkpoints.held, sessions[id]?.hidesFeeds == false else { return [] }
+        guard sessions[id]?.hidesFeeds == false else { return [] }
+        // Sent empty too: an empty peer then knows at once that no start comes from here.
         var effects: [Effect] = [.send(id, .checkpoints(Array(checkpoints.chain.suffix(Self.chainShown))))]
+        guard let held = checkpoints.held else { return effects }
         let acks = checkpoints.acks[held.content.id] ?? [:]
         if !acks.isEmpty { effects.append(.send(id, .checkpointAcks(acks.keys.sorted().map { acks[$0]! }))) }
         return effects
@@ -235,21 +237,32 @@ extension SyncNode {
         checkpoints.historyHeld = historyHeld
         let id = checkpoint.content.id
         checkpoints.acks = checkpoints.acks.filter { $0.key == id }
-        var effects: [Effect] = []
-        var shown: [CheckpointAck] = []
-        if let key = configuration.identity?.key {
-            let own = CheckpointAck.sign(
-                checkpoint: id, replicaID: configuration.hello.replicaID, ackedMs: UInt64(max(wallClockMs, 0)), by: key)
-            checkpoints.acks[id, default: [:]][own.replicaID] = own
-            effects.append(.keepAcks([own]))
-        }
-        shown = (checkpoints.acks[id] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
-        for session in sessions.keys.sorted() where sessions[session]?.peer != nil {
-            guard sessions[session]!.hidesFeeds == false else { continue }
+        var effects = acknowledge(checkpoint, tellPeers: false)
+        let shown = (checkpoints.acks[id] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        for session in peersSeeingEveryFeed {
             effects.append(.send(session, .checkpoints([checkpoint])))
             if !shown.isEmpty { effects.append(.send(session, .checkpointAcks(shown))) }
         }
         return effects
+    }
+
+    /// This replica's signed acknowledgement of `checkpoint`, kept and
+    /// stored (and sent to every peer that may read every feed when
+    /// `tellPeers`); none without an identity key.
+    private mutating func acknowledge(_ checkpoint: SignedCheckpoint, tellPeers: Bool) -> [Effect] {
+        guard let key = configuration.identity?.key else { return [] }
+        let own = CheckpointAck.sign(
+            checkpoint: checkpoint.content.id, replicaID: configuration.hello.replicaID,
+            ackedMs: UInt64(max(wallClockMs, 0)), by: key)
+        checkpoints.acks[own.checkpoint, default: [:]][own.replicaID] = own
+        let sends: [Effect] = tellPeers ? peersSeeingEveryFeed.map { .send($0, .checkpointAcks([own])) } : []
+        return [.keepAcks([own])] + sends
+    }
+
+    /// The identified sessions whose peer may read every feed: the only ones
+    /// shown checkpoints and acknowledgements (bases hold every feed's state).
+    private var peersSeeingEveryFeed: [ConnectionID] {
+        sessions.keys.sorted().filter { sessions[$0]!.peer != nil && !sessions[$0]!.hidesFeeds }
     }
 
     private mutating func refuse(
@@ -286,11 +299,8 @@ extension SyncNode {
             fresh.append(ack)
         }
         guard !fresh.isEmpty else { return [] }
-        var effects: [Effect] = [.keepAcks(fresh)]
-        for id in sessions.keys.sorted() where id != source && sessions[id]?.peer != nil {
-            if sessions[id]!.hidesFeeds == false { effects.append(.send(id, .checkpointAcks(fresh))) }
-        }
-        return effects + dropHistoryIfStable(now: now)
+        let sends: [Effect] = peersSeeingEveryFeed.filter { $0 != source }.map { .send($0, .checkpointAcks(fresh)) }
+        return [.keepAcks(fresh)] + sends + dropHistoryIfStable(now: now)
     }
 
     /// At the round: a take that failed is tried again, the held checkpoint
@@ -298,17 +308,8 @@ extension SyncNode {
     /// restart, or while another process held it), and the history may go.
     mutating func checkpointRound(now: Milliseconds) -> [Effect] {
         var effects = takeNext(now: now)
-        if let held = checkpoints.held, let key = configuration.identity?.key,
-            checkpoints.acks[held.content.id]?[configuration.hello.replicaID] == nil
-        {
-            let own = CheckpointAck.sign(
-                checkpoint: held.content.id, replicaID: configuration.hello.replicaID,
-                ackedMs: UInt64(max(wallClockMs, 0)), by: key)
-            checkpoints.acks[held.content.id, default: [:]][own.replicaID] = own
-            effects.append(.keepAcks([own]))
-            for id in sessions.keys.sorted() where sessions[id]?.peer != nil && sessions[id]!.hidesFeeds == false {
-                effects.append(.send(id, .checkpointAcks([own])))
-            }
+        if let held = checkpoints.held, checkpoints.acks[held.content.id]?[configuration.hello.replicaID] == nil {
+            effects += acknowledge(held, tellPeers: true)
         }
         return effects + dropHistoryIfStable(now: now)
     }
@@ -414,9 +415,7 @@ extension SyncNode {
             source == id, offered.content.id == checkpoint
         else { return [] }
         bases += page
-        bytes += page.reduce(0) {
-            $0 + EntityBase.minimumEncodedSize + $1.entityID.utf8.count + ($1.state?.utf8.count ?? 0)
-        }
+        bytes += page.reduce(0) { $0 + $1.approximateSize }
         guard last else {
             // The peer sends the next page unasked.
             checkpoints.start = .fetching(from: id, offered, bases: bases, bytes: bytes, since: since)
