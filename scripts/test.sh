@@ -60,4 +60,9 @@ for part in "${parts[@]}"; do
     IFS=';' read -r name _ <<<"$part"
     printf '%-16s %s\n' "$name" "$(grep -a 'Test run with' "$logs/$name.log" | sed 's/\x1b\[[0-9;]*m//g')"
 done
+# The failures again, at the end, where a truncated log still shows them.
+for part in "${parts[@]}"; do
+    IFS=';' read -r name _ <<<"$part"
+    grep -a '^✘' "$logs/$name.log" | grep -av 'Test run with' | head -n 20 | sed "s/^/$name: /" || true
+done
 exit "$failed"

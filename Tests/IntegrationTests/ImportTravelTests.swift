@@ -27,8 +27,8 @@ struct ImportTravelTests {
     func anImportIntoARunningDaemonTravels() throws {
         try temp.cluster("a", ["b", "o"])
         let (originID, file) = try exportFromO()
-        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
-        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "debug")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "debug")
         #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         let imported = try temp.peerdOK(["import", file], "a")
         #expect(imported.contains("imported 2 new events"), "\(imported)")
@@ -56,16 +56,15 @@ struct ImportTravelTests {
             try temp.peerdOK(["init", "--join", invite], dir)
         }
         let (originID, file) = try exportFromO()
-        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
-        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "debug")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "debug")
         #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         #expect(try temp.peerdOK(["import", file], "a").contains("imported 2 new events"))
         let arrived = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
             try temp.heldEvents(of: originID, in: "b") == 2
         }
-        #expect(arrived, "b's log:\n\(b.stderr)")
+        #expect(arrived, "b's log:\n\(b.stderr)\na's log:\n\(a.stderr)")
         #expect(try b.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(b.stderr)")
-        _ = a
     }
 
     @Test("O → file → A, restarted before it syncs → B → C, which never talks to A: C ends with A's state hash")
@@ -103,8 +102,8 @@ struct ImportTravelTests {
         try temp.cluster("a", ["b", "o"])
         let (originID, file) = try exportFromO()
         let aID = try temp.replicaID("a")
-        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
-        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "debug")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "debug")
         #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         // O's events and heads reach a's file without O's certificate (as a build before this one stored them).
         let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -181,15 +180,14 @@ struct ImportTravelTests {
         }
         let file = temp.path("o.ndjson")
         try temp.peerdOK(["export", file], "o")
-        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
-        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info")
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "debug")
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "debug")
         #expect(b.waitForEvent(.peerIdentified), "\(b.stderr)")
         #expect(try temp.peerdOK(["import", file], "a").contains("imported 25000 new events"))
         let arrived = try Poll.until(timeout: .seconds(60), every: .milliseconds(100)) {
             try Peek.cursor(temp.url("b"))[feed] == 25_000
         }
-        #expect(arrived, "b's log:\n\(b.stderr)")
+        #expect(arrived, "b's log:\n\(b.stderr)\na's log:\n\(a.stderr)")
         #expect(try b.metric(#"peersync_events_rejected_total{reason="signature"}"#) == 0, "\(b.stderr)")
-        _ = a
     }
 }
