@@ -54,20 +54,13 @@ extension EventLog {
                     .int(row), .int(Int64(seq)),
                 ])
             }
-            // Each entity's chain is rebuilt over the events left, in arrival order, and its head is the newest of them.
-            try db.execute(
-                """
-                UPDATE events SET entity_prev = (
-                    SELECT max(p.local_offset) FROM events p
-                    WHERE p.entity = events.entity AND p.local_offset < events.local_offset);
-                UPDATE entities SET last_offset = (SELECT max(local_offset) FROM events WHERE entity = entities.id)
-                    WHERE last_offset IS NOT NULL
-                    AND NOT EXISTS (SELECT 1 FROM events e WHERE e.local_offset = entities.last_offset)
-                    AND NOT EXISTS (SELECT 1 FROM event_blocks b
-                                    WHERE entities.last_offset BETWEEN b.first_offset AND b.last_offset);
-                """)
+            // Each entity's chain is rebuilt over the events left, and its head is the newest of them.
+            try relinkEntityChains()
             try db.cached("UPDATE meta SET value = '0' WHERE key = 'history_held'").run()
+            // The chains and heads were rewritten here, past the caches.
             keptBlocks = ReadBlockCache()
+            writtenRows = WrittenRows()
+            pending = nil
             return Int(dropped)
         }
         try EventLog.withWrappedErrors(path: path) {
@@ -77,6 +70,62 @@ extension EventLog {
             try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
         return DroppedEvents(events: dropped, bytesBefore: before, bytesAfter: try databaseBytes())
+    }
+
+    /// Inside a write transaction, after events were deleted: every event
+    /// left names the previous event of its entity that is left as its
+    /// `entity_prev`, in rows and block entries alike, and each entity's
+    /// chain head is its newest event left (NULL when none is: its base is
+    /// its state). Blocks are rewritten only here, when history goes.
+    private func relinkEntityChains() throws {
+        var links: [(offset: Int64, entity: Int64, previous: Int64?)] = []
+        let rows = try db.statement("SELECT local_offset, entity, entity_prev FROM events")
+        while try rows.step() {
+            links.append((rows.int64(0), rows.int64(1), rows.isNull(2) ? nil : rows.int64(2)))
+        }
+        var blocks: [(firstOffset: Int64, entries: [EventBlock.Entry])] = []
+        let blockRows = try db.statement("SELECT first_offset, events FROM event_blocks")
+        while try blockRows.step() {
+            let first = blockRows.int64(0)
+            guard let entries = EventBlock.entries(of: blockRows.text(1)) else {
+                throw EventLogError.corrupt(path: path, reason: "the block at offset \(first) cannot be read")
+            }
+            blocks.append((first, entries))
+            for (index, entry) in entries.enumerated() {
+                links.append((first + Int64(index), entry.entityRow, entry.entityPrev))
+            }
+        }
+        links.sort { $0.offset < $1.offset }
+        var newest: [Int64: Int64] = [:]
+        var relinked: [Int64: Int64?] = [:]
+        for link in links {
+            let previous = newest[link.entity]
+            if previous != link.previous { relinked[link.offset] = previous }
+            newest[link.entity] = link.offset
+        }
+        let updateRow = try db.cached("UPDATE events SET entity_prev = ? WHERE local_offset = ?")
+        for block in blocks {
+            var entries = block.entries
+            var changed = false
+            for index in entries.indices {
+                guard let previous = relinked.removeValue(forKey: block.firstOffset + Int64(index)) else { continue }
+                entries[index].entityPrev = previous
+                changed = true
+            }
+            guard changed else { continue }
+            try db.cached("UPDATE event_blocks SET events = ? WHERE first_offset = ?").run([
+                .text(EventBlock.text(of: entries)), .int(block.firstOffset),
+            ])
+        }
+        for (offset, previous) in relinked { try updateRow.run([previous.map { .int($0) } ?? .null, .int(offset)]) }
+        var heads: [(entity: Int64, head: Int64?)] = []
+        let entities = try db.statement("SELECT id, last_offset FROM entities WHERE last_offset IS NOT NULL")
+        while try entities.step() {
+            let entity = entities.int64(0)
+            if newest[entity] != entities.int64(1) { heads.append((entity, newest[entity])) }
+        }
+        let updateHead = try db.cached("UPDATE entities SET last_offset = ? WHERE id = ?")
+        for (entity, head) in heads { try updateHead.run([head.map { .int($0) } ?? .null, .int(entity)]) }
     }
 
     /// Keeps acknowledgements of checkpoints (`checkpoint` id, `replica`,
