@@ -103,7 +103,6 @@ extension EventLog {
             if previous != link.previous { relinked[link.offset] = previous }
             newest[link.entity] = link.offset
         }
-        let updateRow = try db.cached("UPDATE events SET entity_prev = ? WHERE local_offset = ?")
         for block in blocks {
             var entries = block.entries
             var changed = false
@@ -117,15 +116,22 @@ extension EventLog {
                 .text(EventBlock.text(of: entries)), .int(block.firstOffset),
             ])
         }
-        for (offset, previous) in relinked { try updateRow.run([previous.map { .int($0) } ?? .null, .int(offset)]) }
+        for (offset, previous) in relinked {
+            try db.cached("UPDATE events SET entity_prev = ? WHERE local_offset = ?").run([
+                previous.map { .int($0) } ?? .null, .int(offset),
+            ])
+        }
         var heads: [(entity: Int64, head: Int64?)] = []
         let entities = try db.statement("SELECT id, last_offset FROM entities WHERE last_offset IS NOT NULL")
         while try entities.step() {
             let entity = entities.int64(0)
             if newest[entity] != entities.int64(1) { heads.append((entity, newest[entity])) }
         }
-        let updateHead = try db.cached("UPDATE entities SET last_offset = ? WHERE id = ?")
-        for (entity, head) in heads { try updateHead.run([head.map { .int($0) } ?? .null, .int(entity)]) }
+        for (entity, head) in heads {
+            try db.cached("UPDATE entities SET last_offset = ? WHERE id = ?").run([
+                head.map { .int($0) } ?? .null, .int(entity),
+            ])
+        }
     }
 
     /// Keeps acknowledgements of checkpoints (`checkpoint` id, `replica`,
