@@ -86,7 +86,7 @@ extension Simulation {
     func expectedEvents(in log: EventLog, lost: Set<UUID>) throws -> (required: Set<UUID>, allowed: Set<UUID>) {
         let allowed = ledger.eventIDs.subtracting(lost)
         guard let held = try log.checkpoint(), !held.historyHeld else { return (allowed, allowed) }
-        let floor = held.content.cursor
+        let floor = held.floorCursor
         let required = allowed.filter { id in
             let position = ledger.positions[id]!
             return position.seq > floor[position.feed]

@@ -105,7 +105,7 @@ extension LogStorage {
     static func take(_ log: EventLog, _ checkpoint: SignedCheckpoint) -> Result<TakenCheckpoint, StorageFailure> {
         Result {
             let taking = try log.take(checkpoint.content, statement: checkpoint.bytes)
-            return TakenCheckpoint(taking: taking, historyHeld: try log.checkpoint()?.historyHeld ?? true)
+            return TakenCheckpoint(taking: taking)
         }.mapError(StorageFailure.init)
     }
 

@@ -9,7 +9,7 @@ extension SyncNode {
     public struct Kept: Sendable {
         public var certificates: [Certificate]
         public var forkProofs: [ForkProof]
-        public var checkpoint: (statement: SignedCheckpoint, takenMs: Milliseconds, historyHeld: Bool)?
+        public var checkpoint: (statement: SignedCheckpoint, takenMs: Milliseconds, floor: CheckpointContent?)?
         public var earlierCheckpoints: [SignedCheckpoint] = []
         public var checkpointAcks: [CheckpointAck]
 
@@ -22,7 +22,7 @@ extension SyncNode {
             guard let held = try log.checkpoint(), let statement = try? SignedCheckpoint(bytes: held.statement) else {
                 return
             }
-            checkpoint = (statement, held.takenMs, held.historyHeld)
+            checkpoint = (statement, held.takenMs, held.floor)
             earlierCheckpoints = try log.checkpointStatements().compactMap { try? SignedCheckpoint(bytes: $0) }
                 .filter { $0.content.id != held.content.id }
         }

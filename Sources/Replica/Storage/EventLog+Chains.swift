@@ -213,9 +213,11 @@ extension EventLog {
             "SELECT seq, link FROM feed_signatures WHERE feed = ? AND seq < ? ORDER BY seq DESC LIMIT 1")
         try statement.bind([.int(feedRow), .int(Int64(seq))])
         var start = try statement.step() ? (UInt64(statement.int64(0)), statement.blob(1)) : (0, FeedChain.genesis)
-        // A checkpoint's link is a start too: a log that started from one holds no event below it.
-        if covered.cursor[feed] > start.0, covered.cursor[feed] <= seq, let link = covered.content?.links[feed] {
-            start = (covered.cursor[feed], link)
+        // A checkpoint's link is a start too: a log that started from one, or dropped
+        // its history, holds no event below it. The held one and the floor are the starts.
+        for checkpoint in [covered.content, covered.floor].compactMap({ $0 }) {
+            let at = checkpoint.cursor[feed]
+            if at > start.0, at <= seq, let link = checkpoint.links[feed] { start = (at, link) }
         }
         return try computedLink(feed: feed, from: start, through: seq)
     }

@@ -9,9 +9,19 @@ public struct HeldCheckpoint: Hashable, Sendable {
     public var statement: [UInt8]
     /// When this log took it (Unix ms).
     public var takenMs: Int64
-    /// False when this log started from the checkpoint and so lacks the
-    /// events it covers: a peer behind it is served the checkpoint.
-    public var historyHeld: Bool
+    /// The checkpoint at or below whose cursor this log holds no event:
+    /// the one it started from, or the newest whose history it dropped;
+    /// nil while it holds every event. A peer behind it is not served
+    /// those feeds from here.
+    public var floor: CheckpointContent?
+
+    /// Whether this log holds every event the checkpoint covers (it
+    /// neither started from a checkpoint nor dropped any history).
+    public var historyHeld: Bool { floor == nil }
+    /// Whether the events this checkpoint covers are all gone from this log.
+    public var historyDropped: Bool { floor?.id == content.id }
+    /// The cursor below which this log holds no event (empty: none).
+    public var floorCursor: VectorCursor { floor?.cursor ?? VectorCursor() }
 }
 
 /// The checkpoint a log folds from, as its transactions read it.
@@ -20,6 +30,10 @@ struct CoveredEvents {
     var id: String
     /// Its content; nil for none.
     var content: CheckpointContent?
+    /// The checkpoint `meta.history_floor` names (hex id, empty for none):
+    /// the log holds no event at or below its cursor.
+    var floorID = ""
+    var floor: CheckpointContent?
 
     static let none = CoveredEvents(id: "", content: nil)
 
@@ -41,9 +55,13 @@ extension EventLog {
                 throw EventLogError.corrupt(path: path, reason: "meta names checkpoint \(id), which is not stored")
             }
             let content = try CheckpointContent(encoded: statement.blob(0))
+            let held = HeldCheckpoint(
+                content: content, statement: statement.blob(1), takenMs: statement.int64(2), floor: nil)
+            statement.reset()
+            guard let floorID = try EventLog.readMeta(db, "history_floor"), !floorID.isEmpty else { return held }
             return HeldCheckpoint(
-                content: content, statement: statement.blob(1), takenMs: statement.int64(2),
-                historyHeld: try EventLog.readMeta(db, "history_held") != "0")
+                content: content, statement: held.statement, takenMs: held.takenMs,
+                floor: floorID == id ? content : try storedCheckpoint(id: floorID))
         }
     }
 
@@ -230,12 +248,17 @@ extension EventLog {
     /// `meta.checkpoint` names it; read again when another connection took one.
     func refreshCoveredEvents() throws {
         let id = try EventLog.readMeta(db, "checkpoint") ?? ""
+        let floorID = try EventLog.readMeta(db, "history_floor") ?? ""
+        if floorID != covered.floorID {
+            covered.floorID = floorID
+            covered.floor = floorID.isEmpty ? nil : try storedCheckpoint(id: floorID)
+        }
         guard id != covered.id else { return }
         if id.isEmpty {
             covered = .none
         } else {
             guard let held = try checkpoint() else { return }
-            covered = CoveredEvents(id: id, content: held.content)
+            covered = CoveredEvents(id: id, content: held.content, floorID: floorID, floor: held.floor)
         }
         pending = nil
         writtenRows = WrittenRows()
@@ -285,14 +308,34 @@ extension EventLog {
         ])
     }
 
+    /// Inside a transaction: a checkpoint this log took, by hex id.
+    func storedCheckpoint(id: String) throws -> CheckpointContent {
+        let statement = try db.cached("SELECT content FROM checkpoints WHERE id = ?")
+        try statement.bind([.blob(Hex.bytes(id) ?? [])])
+        defer { statement.reset() }
+        guard try statement.step() else {
+            throw EventLogError.corrupt(path: path, reason: "meta names checkpoint \(id), which is not stored")
+        }
+        return try CheckpointContent(encoded: statement.blob(0))
+    }
+
+    /// Inside a write transaction: this log holds no event at or below `content`'s cursor from now on.
+    func setHistoryFloor(_ content: CheckpointContent) throws {
+        let id = Hex.string(content.id)
+        try db.cached("UPDATE meta SET value = ? WHERE key = 'history_floor'").run([.text(id)])
+        covered.floorID = id
+        covered.floor = content
+    }
+
     private func store(_ content: CheckpointContent, statement: [UInt8], historyHeld: Bool) throws {
         let id = content.id
         try db.cached(
             "INSERT OR REPLACE INTO checkpoints (id, content, statement, made_ms, taken_ms) VALUES (?, ?, ?, ?, ?)"
         ).run([.blob(id), .blob(content.encoded), .blob(statement), .int(content.madeMs), .int(options.wallClock())])
         try db.cached("UPDATE meta SET value = ? WHERE key = 'checkpoint'").run([.text(Hex.string(id))])
-        if !historyHeld { try db.cached("UPDATE meta SET value = '0' WHERE key = 'history_held'").run() }
-        covered = CoveredEvents(id: Hex.string(id), content: content)
+        if !historyHeld { try setHistoryFloor(content) }
+        covered.id = Hex.string(id)
+        covered.content = content
     }
 
     /// Whether the checkpoint is one this log took (an earlier one of its chain).

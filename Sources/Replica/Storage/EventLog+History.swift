@@ -27,7 +27,7 @@ extension EventLog {
             guard let held = try checkpoint() else {
                 throw CheckpointError.notApplicable("this log holds no checkpoint")
             }
-            guard held.historyHeld else { return 0 }
+            guard !held.historyDropped else { return 0 }
             // Every covered event is folded into the rows before it goes.
             try writePending(in: try syncPending())
             var dropped: Int64 = 0
@@ -56,7 +56,7 @@ extension EventLog {
             }
             // Each entity's chain is rebuilt over the events left, and its head is the newest of them.
             try relinkEntityChains()
-            try db.cached("UPDATE meta SET value = '0' WHERE key = 'history_held'").run()
+            try setHistoryFloor(held.content)
             // The chains and heads were rewritten here, past the caches.
             keptBlocks = ReadBlockCache()
             writtenRows = WrittenRows()

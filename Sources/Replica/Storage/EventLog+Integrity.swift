@@ -119,10 +119,10 @@ private struct IntegrityCheck {
         }
         // A log that started from a checkpoint holds no event it covers.
         try log.refreshCoveredEvents()
-        let historyHeld = try EventLog.readMeta(db, "history_held") != "0"
+        let floor = try log.checkpoint()?.floorCursor ?? VectorCursor()
         func start(_ feed: FeedID?) -> Int64 {
-            guard !historyHeld, let feed else { return 0 }
-            return Int64(log.covered.cursor[feed])
+            guard let feed else { return 0 }
+            return Int64(floor[feed])
         }
         var walked: Set<Int64> = []
         var walk: (row: Int64, feed: FeedWalk)?

@@ -260,7 +260,11 @@ enum Schema {
 
     /// Version 9: acknowledgements of checkpoints (docs/storage.md
     /// "Dropping history"): per checkpoint and replica, the replica's
-    /// signed statement that it folds from it.
+    /// signed statement that it folds from it. `meta.history_floor` names
+    /// the checkpoint (hex id) at or below whose cursor this log holds no
+    /// event, empty when it holds every event; it replaces
+    /// `meta.history_held`, which could not say that a log holds the events
+    /// between the checkpoint it started from and a later one it took.
     private static let version9 = """
         CREATE TABLE checkpoint_acks (
             checkpoint BLOB NOT NULL,
@@ -268,5 +272,10 @@ enum Schema {
             ack        BLOB NOT NULL,
             PRIMARY KEY (checkpoint, replica)
         ) WITHOUT ROWID;
+
+        INSERT OR IGNORE INTO meta (key, value) VALUES ('history_floor',
+            CASE WHEN (SELECT value FROM meta WHERE key = 'history_held') = '0'
+                 THEN (SELECT value FROM meta WHERE key = 'checkpoint') ELSE '' END);
+        DELETE FROM meta WHERE key = 'history_held';
         """
 }

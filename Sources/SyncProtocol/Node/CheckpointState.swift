@@ -111,7 +111,9 @@ struct CheckpointState: Sendable {
     var chain: [SignedCheckpoint]
     var held: SignedCheckpoint? { chain.last }
     var takenMs: Milliseconds
-    var historyHeld: Bool
+    /// The checkpoint at or below whose cursor the log holds no event (it
+    /// started from it, or dropped its history); nil: every event is held.
+    var floor: CheckpointContent?
     /// Acknowledgements by checkpoint id, then replica.
     var acks: [[UInt8]: [String: CheckpointAck]] = [:]
     /// Checkpoints to take, one at a time, in the order learned.
@@ -139,7 +141,7 @@ struct CheckpointState: Sendable {
         retired = configuration.retired
         chain = configuration.earlierCheckpoints + (configuration.checkpoint.map { [$0.statement] } ?? [])
         takenMs = configuration.checkpoint?.takenMs ?? 0
-        historyHeld = configuration.checkpoint?.historyHeld ?? true
+        floor = configuration.checkpoint?.floor
         for ack in configuration.checkpointAcks { acks[ack.checkpoint, default: [:]][ack.replicaID] = ack }
         let mayStart = configuration.startsFromCheckpoints && logIsEmpty && configuration.checkpoint == nil
         start = mayStart ? .undecided(since: nil) : .decided
@@ -151,10 +153,13 @@ struct CheckpointState: Sendable {
         return true
     }
 
-    /// Feeds below this are not held: the log started from, or dropped the history of, its checkpoint.
-    var historyFloor: VectorCursor {
-        guard let held, !historyHeld else { return VectorCursor() }
-        return held.content.cursor
+    /// Feeds below this are not held: the log started from, or dropped the history of, a checkpoint.
+    var historyFloor: VectorCursor { floor?.cursor ?? VectorCursor() }
+
+    /// Whether the log holds events the held checkpoint covers that may still go.
+    var holdsDroppableHistory: Bool {
+        guard let held else { return false }
+        return floor?.id != held.content.id
     }
 
     /// When an undecided start gives up waiting for offers.

@@ -21,8 +21,12 @@ extension SyncNode {
         checkpoints.refused.values.sorted { ($0.atMs, $0.id) > ($1.atMs, $1.id) }
     }
 
-    /// Whether the log still holds the events its checkpoint covers.
-    public var holdsCheckpointHistory: Bool { checkpoints.historyHeld }
+    /// Whether the log holds every event its checkpoint covers (it neither
+    /// started from a checkpoint nor dropped history).
+    public var holdsCheckpointHistory: Bool { checkpoints.floor == nil }
+
+    /// The cursor at or below which the log holds no event (empty: it holds every event).
+    public var historyFloor: VectorCursor { checkpoints.historyFloor }
 
     /// True while an empty log waits for or fetches a checkpoint to start from.
     public var isStartingFromCheckpoint: Bool { checkpoints.holdsCursors }
@@ -60,7 +64,7 @@ extension SyncNode {
         let acks = checkpoints.heldAcks
         let missing = members.filter { acks[$0] == nil }.sorted()
         let stage: HistoryCollection.Stage =
-            if !checkpoints.historyHeld {
+            if !checkpoints.holdsDroppableHistory {
                 .dropped
             } else if retention == .everything {
                 .off
@@ -207,7 +211,7 @@ extension SyncNode {
                         ("checkpoint", Hex.string(checkpoint.content.id)), ("made_by", checkpoint.content.madeBy),
                         ("signer", "\(checkpoint.signer)"), ("peer", peer), ("refolded", refolded),
                     ]))
-            return hold(checkpoint, historyHeld: taken.historyHeld, now: now) + takeNext()
+            return hold(checkpoint, now: now) + takeNext()
         case .failure(let failure):
             switch failure.cause as? CheckpointError {
             case .mismatch(_, _, let detail):
@@ -230,11 +234,10 @@ extension SyncNode {
 
     /// The log folds from `checkpoint` now: it is shown to every peer that
     /// may read all feeds, and this replica's acknowledgement goes with it.
-    private mutating func hold(_ checkpoint: SignedCheckpoint, historyHeld: Bool, now: Milliseconds) -> [Effect] {
+    private mutating func hold(_ checkpoint: SignedCheckpoint, now: Milliseconds) -> [Effect] {
         checkpoints.chain.append(checkpoint)
         if checkpoints.chain.count > Self.chainShown { checkpoints.chain.removeFirst() }
         checkpoints.takenMs = wallClockMs
-        checkpoints.historyHeld = historyHeld
         let id = checkpoint.content.id
         checkpoints.acks = checkpoints.acks.filter { $0.key == id }
         var effects = acknowledge(checkpoint, tellPeers: false)
@@ -317,7 +320,7 @@ extension SyncNode {
     /// The history goes once every member acknowledged the held checkpoint
     /// and the retention period passed (causal stability).
     mutating func dropHistoryIfStable(now: Milliseconds) -> [Effect] {
-        guard let held = checkpoints.held, checkpoints.historyHeld, !checkpoints.dropping,
+        guard let held = checkpoints.held, checkpoints.holdsDroppableHistory, !checkpoints.dropping,
             let keepMs = configuration.retention.keepMs, checkpoints.dropAgainAt.map({ $0 <= now }) ?? true,
             wallClockMs - held.content.madeMs >= keepMs
         else { return [] }
@@ -340,7 +343,7 @@ extension SyncNode {
                     .warning, .storageFailed, "cannot drop the history a checkpoint covers",
                     [("while", "drop_history"), ("error", failure.message)]))
         case .success(let dropped):
-            checkpoints.historyHeld = false
+            if let held = checkpoints.held, held.content.id == dropped.checkpoint { checkpoints.floor = held.content }
             localState = nil  // its event count was of the events held before
             let floor = checkpoints.historyFloor
             for id in sessions.keys { sessions[id]!.historyDropped(below: floor) }
@@ -444,8 +447,8 @@ extension SyncNode {
                         ("checkpoint", id), ("peer", peer), ("entities", "\(checkpoint.content.entityCount)"),
                         ("bytes", "\(bytes)"), ("ms", "\(now - since)"),
                     ]))
-            checkpoints.historyHeld = false
-            effects += hold(checkpoint, historyHeld: false, now: now)
+            checkpoints.floor = checkpoint.content
+            effects += hold(checkpoint, now: now)
             for session in sessions.keys { sessions[session]!.historyDropped(below: checkpoint.content.cursor) }
         case .failure(let failure):
             emit(
@@ -491,14 +494,12 @@ extension SyncNode {
     }
 }
 
-/// What taking a checkpoint did, and whether the log holds the events it covers.
+/// What taking a checkpoint did.
 public struct TakenCheckpoint: Equatable, Sendable {
     public var taking: EventLog.Taking
-    public var historyHeld: Bool
 
-    public init(taking: EventLog.Taking, historyHeld: Bool) {
+    public init(taking: EventLog.Taking) {
         self.taking = taking
-        self.historyHeld = historyHeld
     }
 }
 

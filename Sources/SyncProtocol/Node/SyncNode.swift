@@ -48,7 +48,7 @@ public struct SyncNode: Sendable {
         public var certificates: [Certificate] = []
         /// The checkpoint the log folds from, as it travels; when it was
         /// taken (Unix ms), and whether the log still holds what it covers.
-        public var checkpoint: (statement: SignedCheckpoint, takenMs: Milliseconds, historyHeld: Bool)?
+        public var checkpoint: (statement: SignedCheckpoint, takenMs: Milliseconds, floor: CheckpointContent?)?
         /// The checkpoints it extends that the log took before, oldest first.
         public var earlierCheckpoints: [SignedCheckpoint] = []
         /// The acknowledgements of `checkpoint` the log keeps.
