@@ -116,15 +116,15 @@ struct CheckpointState: Sendable {
     var floor: CheckpointContent?
     /// Acknowledgements by checkpoint id, then replica.
     var acks: [[UInt8]: [String: CheckpointAck]] = [:]
-    /// Checkpoints to take, one at a time, in the order learned.
-    var toTake: [(SignedCheckpoint, peer: String)] = []
+    /// Trusted checkpoints not taken yet, in the order learned: each is
+    /// taken, one at a time, once the log folds from the one it extends and
+    /// holds every event it covers (a chain shown oldest first is taken in
+    /// order, however its members arrived).
+    var waiting: [(SignedCheckpoint, peer: String)] = []
     /// No take before this, after one failed.
     var takeAgainAt: Milliseconds?
     /// The take that is out.
     var taking: (SignedCheckpoint, peer: String)?
-    /// Trusted checkpoints this log lacks covered events of, in chain order,
-    /// taken once it holds them.
-    var pending: [(SignedCheckpoint, peer: String)] = []
     var refused: [String: RefusedCheckpoint] = [:]
     var start: Start
     /// Trusted offers from the peers, while the start is undecided.

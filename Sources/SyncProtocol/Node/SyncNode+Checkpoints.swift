@@ -9,6 +9,8 @@ import Replica
 extension SyncNode {
     /// The most checkpoints of the chain a newly identified peer is shown.
     static let chainShown = 16
+    /// The most checkpoints kept waiting to be taken; the oldest learned go first.
+    static let waitingLimit = 64
     /// The most bases in one `bases` page, and about the most bytes.
     static let basesPerPage = 2_000
     static let basesPageBytes = 1 << 20
@@ -126,8 +128,11 @@ extension SyncNode {
         case .decided:
             break
         }
-        for checkpoint in trusted where !checkpoints.toTake.contains(where: { $0.0 == checkpoint }) {
-            checkpoints.toTake.append((checkpoint, peer))
+        for checkpoint in trusted where !checkpoints.waiting.contains(where: { $0.0 == checkpoint }) {
+            checkpoints.waiting.append((checkpoint, peer))
+        }
+        if checkpoints.waiting.count > Self.waitingLimit {
+            checkpoints.waiting.removeFirst(checkpoints.waiting.count - Self.waitingLimit)
         }
         return takeNext()
     }
@@ -137,15 +142,22 @@ extension SyncNode {
         let id = checkpoint.content.id
         if checkpoints.chain.contains(where: { $0.content.id == id }) { return false }
         if checkpoints.refused[Hex.string(id)] != nil { return false }
-        if checkpoints.taking?.0 == checkpoint || checkpoints.pending.contains(where: { $0.0 == checkpoint }) {
-            return false
-        }
+        if checkpoints.taking?.0 == checkpoint { return false }
         if let held = checkpoints.held, checkpoint.content.previous != held.content.id,
             held.content.cursor.missingCount(from: checkpoint.content.cursor) == 0
         {
             return false  // at or behind the held one, and not its successor: an earlier one of the chain
         }
         return true
+    }
+
+    /// Whether `checkpoint` extends a checkpoint this log no longer folds
+    /// from (an earlier one of its chain, or none while it holds one): it
+    /// belongs to another chain, which this log never takes.
+    private func extendsAnotherChain(_ checkpoint: SignedCheckpoint) -> Bool {
+        guard let held = checkpoints.held else { return false }
+        guard let previous = checkpoint.content.previous else { return true }
+        return previous != held.content.id && checkpoints.chain.contains { $0.content.id == previous }
     }
 
     /// docs/protocol.md "Who may sign a checkpoint".
@@ -157,40 +169,43 @@ extension SyncNode {
         return checkpoint.isTrusted(adminKey: configuration.session.trust.adminKey, makerKeys: makerKeys)
     }
 
-    /// The next checkpoint to take goes to storage, once the log holds what it covers.
+    /// The waiting checkpoint that extends the held one (the first one, for
+    /// a log that holds none) goes to storage once the log holds every
+    /// event it covers; one of another chain is refused, and one whose
+    /// predecessor is not known yet waits for it.
     mutating func takeNext(now: Milliseconds? = nil) -> [Effect] {
-        guard checkpoints.taking == nil else { return [] }
+        guard checkpoints.taking == nil, !checkpoints.waiting.isEmpty else { return [] }
         if let at = checkpoints.takeAgainAt {
             guard let now, at <= now else { return [] }
             checkpoints.takeAgainAt = nil
         }
-        while !checkpoints.toTake.isEmpty {
-            let next = checkpoints.toTake.removeFirst()
-            guard isNew(next.0) else { continue }
-            guard cursor.missingCount(from: next.0.content.cursor) == 0 else {
-                // It and every later one wait, in order, until the events arrive (`logGrew`):
-                // each extends the one before it.
-                checkpoints.pending = [next] + checkpoints.toTake
-                checkpoints.toTake = []
-                return []
-            }
-            checkpoints.taking = next
-            return [.takeCheckpoint(next.0)]
+        checkpoints.waiting = checkpoints.waiting.filter { isNew($0.0) }
+        for (checkpoint, peer) in checkpoints.waiting where extendsAnotherChain(checkpoint) {
+            let held = checkpoints.held.map { Hex.string($0.content.id) } ?? "none"
+            let extends = checkpoint.content.previous.map(Hex.string) ?? "none"
+            refuse(
+                checkpoint, .otherChain, detail: "it extends checkpoint \(extends), this log folds from \(held)",
+                peer: peer, now: now ?? wallClockMs)
         }
-        return []
+        let refused = checkpoints.refused
+        checkpoints.waiting.removeAll { refused[Hex.string($0.0.content.id)] != nil }
+        let heldID = checkpoints.held?.content.id
+        guard
+            let index = checkpoints.waiting.firstIndex(where: {
+                $0.0.content.previous == heldID && cursor.missingCount(from: $0.0.content.cursor) == 0
+            })
+        else { return [] }
+        let next = checkpoints.waiting.remove(at: index)
+        checkpoints.taking = next
+        return [.takeCheckpoint(next.0)]
     }
 
-    /// The log grew: a pending checkpoint whose events are all here now is taken.
+    /// The log grew: a waiting checkpoint whose events are all here now is taken.
     mutating func logGrew(now: Milliseconds) -> [Effect] {
         if case .undecided = checkpoints.start, !cursor.heads.isEmpty, checkpoints.offers.isEmpty {
             // A local write: the log is no longer empty, so it cannot start from a checkpoint.
             return settleStart(now: now)
         }
-        guard let first = checkpoints.pending.first, cursor.missingCount(from: first.0.content.cursor) == 0 else {
-            return []
-        }
-        checkpoints.toTake = checkpoints.pending + checkpoints.toTake
-        checkpoints.pending = []
         return takeNext()
     }
 
@@ -224,7 +239,7 @@ extension SyncNode {
                     LogRecord(
                         .debug, .storageFailed, "cannot take a checkpoint",
                         [("while", "take_checkpoint"), ("error", failure.message)]))
-                checkpoints.toTake.insert((checkpoint, peer), at: 0)
+                checkpoints.waiting.insert((checkpoint, peer), at: 0)
                 checkpoints.takeAgainAt = now + configuration.storageRetryMs
                 return []
             }
