@@ -11,6 +11,8 @@ extension SyncNode {
     static let chainShown = 16
     /// The most checkpoints kept waiting to be taken; the oldest learned go first.
     static let waitingLimit = 64
+    /// The most checkpoints whose acknowledgements are kept.
+    static let acknowledgedLimit = 64
     /// The most bases in one `bases` page, and about the most bytes.
     static let basesPerPage = 2_000
     static let basesPageBytes = 1 << 20
@@ -254,7 +256,10 @@ extension SyncNode {
         if checkpoints.chain.count > Self.chainShown { checkpoints.chain.removeFirst() }
         checkpoints.takenMs = wallClockMs
         let id = checkpoint.content.id
-        checkpoints.acks = checkpoints.acks.filter { $0.key == id }
+        // Acknowledgements of the checkpoints before it are of no use now; those of
+        // later ones (learned before this log could take them) are kept.
+        let earlier = Set(checkpoints.chain.dropLast().map(\.content.id))
+        checkpoints.acks = checkpoints.acks.filter { !earlier.contains($0.key) }
         var effects = acknowledge(checkpoint, tellPeers: false)
         let shown = (checkpoints.acks[id] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
         for session in peersSeeingEveryFeed {
@@ -317,8 +322,26 @@ extension SyncNode {
             fresh.append(ack)
         }
         guard !fresh.isEmpty else { return [] }
+        forgetAcksPastLimit()
         let sends: [Effect] = peersSeeingEveryFeed.filter { $0 != source }.map { .send($0, .checkpointAcks(fresh)) }
         return [.keepAcks(fresh)] + sends + dropHistoryIfStable(now: now)
+    }
+
+    /// Acknowledgements are kept for at most `acknowledgedLimit`
+    /// checkpoints: besides the held, the waiting and the one being taken,
+    /// those acknowledged longest ago go first (an acknowledgement may
+    /// come before its checkpoint can be taken, so unknown ones are kept).
+    private mutating func forgetAcksPastLimit() {
+        guard checkpoints.acks.count > Self.acknowledgedLimit else { return }
+        var needed = Set(checkpoints.waiting.map(\.0.content.id))
+        if let held = checkpoints.held { needed.insert(held.content.id) }
+        if let taking = checkpoints.taking { needed.insert(taking.0.content.id) }
+        let forgettable = checkpoints.acks.filter { !needed.contains($0.key) }
+            .map { (id: $0.key, newest: $0.value.values.map(\.ackedMs).max() ?? 0) }
+            .sorted { ($0.newest, Hex.string($0.id)) < ($1.newest, Hex.string($1.id)) }
+        for entry in forgettable.prefix(checkpoints.acks.count - Self.acknowledgedLimit) {
+            checkpoints.acks[entry.id] = nil
+        }
     }
 
     /// At the round: a take that failed is tried again, the held checkpoint
