@@ -32,6 +32,8 @@ public struct CheckpointFigures: Sendable, Hashable {
     public var freshJoined = 0
     /// Fresh replicas that started from a checkpoint (the others replayed the history).
     public var freshStartedFromCheckpoint = 0
+    /// Moves onto a peer's checkpoint by a replica that lacked events no peer held any more.
+    public var rebases = 0
     /// Times the running replicas were checked for deleted items alive again.
     public var probes = 0
 
@@ -55,6 +57,7 @@ public struct CheckpointFigures: Sendable, Hashable {
         eventsLostWithRetired += other.eventsLostWithRetired
         freshJoined += other.freshJoined
         freshStartedFromCheckpoint += other.freshStartedFromCheckpoint
+        rebases += other.rebases
         probes += other.probes
     }
 
@@ -66,7 +69,8 @@ public struct CheckpointFigures: Sendable, Hashable {
             + "(\(eventsDropped) events, in \(runsThatDroppedHistory) runs, \(dropsChecked) checked), "
             + "retired \(retired) (\(eventsLostWithRetired) events and \(checkpointsLostWithRetired) checkpoints lost "
             + "with them), fresh \(freshJoined) "
-            + "(\(freshStartedFromCheckpoint) started from a checkpoint), probes \(probes)"
+            + "(\(freshStartedFromCheckpoint) started from a checkpoint), moves onto a checkpoint \(rebases), "
+            + "probes \(probes)"
     }
 }
 
@@ -105,6 +109,7 @@ struct CheckpointCheck {
         figures.historyDrops = logs.historyDrops.count
         figures.eventsDropped = logs.historyDrops.reduce(0) { $0 + $1.events }
         figures.runsThatDroppedHistory = logs.historyDrops.isEmpty ? 0 : 1
+        figures.rebases = logs.rebases.count
         let survivors = simulation.survivors.filter { $0.incarnation > 0 }
         let logsOfSurvivors = try survivors.map { try $0.openForInspection(clock: simulation.clock) }
         let taken = Set(

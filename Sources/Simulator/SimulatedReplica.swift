@@ -120,9 +120,12 @@ final class LogCollector: @unchecked Sendable {
     /// Per replica: the checkpoint (hex id) it started from, as its
     /// `checkpoint.started` line says.
     private(set) var checkpointStarts: [String: String] = [:]
+    /// `checkpoint.rebased` lines: the replica, and the checkpoint it moved onto.
+    private(set) var rebases: [(replica: String, checkpoint: String)] = []
     /// `checkpoint.history_dropped` lines: the replica, and the events dropped.
     private(set) var historyDrops: [(replica: String, events: Int)] = []
-    /// `checkpoint.refused` and `checkpoint.start_failed` lines: none in an honest run.
+    /// `checkpoint.refused`, `checkpoint.start_failed` and
+    /// `checkpoint.rebase_failed` lines: none in an honest run.
     private(set) var checkpointRefusals: [String] = []
     /// `storage.failed` lines that call the file damaged: the simulator damages none.
     private(set) var damageReports: [String] = []
@@ -154,7 +157,9 @@ final class LogCollector: @unchecked Sendable {
         switch record.event {
         case .checkpointStarted: checkpointStarts[replicaID] = record["checkpoint"]
         case .historyDropped: historyDrops.append((replicaID, record["events"].flatMap { Int($0) } ?? 0))
-        case .checkpointRefused, .checkpointStartFailed: checkpointRefusals.append("\(replicaID): \(record.line)")
+        case .checkpointRebased: rebases.append((replicaID, record["checkpoint"] ?? ""))
+        case .checkpointRefused, .checkpointStartFailed, .checkpointRebaseFailed:
+            checkpointRefusals.append("\(replicaID): \(record.line)")
         case .storageFailed where record["error"]?.contains("damaged") ?? false:
             damageReports.append("\(replicaID): \(record.line)")
         default: break

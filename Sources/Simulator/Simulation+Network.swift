@@ -18,7 +18,7 @@ extension Simulation {
                 case .prune: statistics.prunes += 1
                 case .graft: statistics.grafts += 1
                 case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations, .certificates, .forkProofs,
-                    .heads, .checkpoints, .checkpointAcks, .basesWanted, .bases:
+                    .heads, .checkpoints, .checkpointAcks, .basesWanted, .bases, .historyFloor:
                     break
                 }
                 for transmission in network.send(message, on: id, now: now, random: &random) {

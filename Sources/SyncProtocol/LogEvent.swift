@@ -93,6 +93,15 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case checkpointStarted = "checkpoint.started"
     /// A start from a checkpoint failed; the history is replayed instead (`checkpoint`, `peer`, `error`).
     case checkpointStartFailed = "checkpoint.start_failed"
+    /// This replica lacks events that a peer no longer holds, and fetches
+    /// the peer's checkpoint to move onto it (`checkpoint`, `peer`, `lacking`).
+    case checkpointRebasing = "checkpoint.rebasing"
+    /// This replica lacked events that a peer no longer holds, and moved
+    /// onto the peer's checkpoint (`checkpoint`, `peer`, `entities`, `refolded`,
+    /// `bytes`, `ms`; docs/protocol.md "History floors").
+    case checkpointRebased = "checkpoint.rebased"
+    /// A move onto a peer's checkpoint failed; it is tried again at a later round (`checkpoint`, `peer`, `error`).
+    case checkpointRebaseFailed = "checkpoint.rebase_failed"
     /// Every member acknowledged the checkpoint and the retention allows it:
     /// the events it covers were dropped (`checkpoint`, `events`, `bytes_before`, `bytes_after`).
     case historyDropped = "checkpoint.history_dropped"

@@ -10,7 +10,7 @@ public enum StorageAnswer: Sendable {
     case forksFound(Result<[ForkProof], StorageFailure>)
     case checkpointTaken(Result<TakenCheckpoint, StorageFailure>)
     case basesRead(ConnectionID, checkpoint: [UInt8], Result<[EntityBase]?, StorageFailure>)
-    case startedFromCheckpoint(Result<VectorCursor, StorageFailure>)
+    case startedFromCheckpoint(Result<StartedFromCheckpoint, StorageFailure>)
     case historyDropped(Result<DroppedHistory, StorageFailure>)
 
     /// Gives the answer to `node`; returns the effects that follow.
@@ -72,8 +72,8 @@ public enum DirectStorage {
             return .basesRead(
                 id, checkpoint: checkpoint,
                 LogStorage.readBases(log, checkpoint: checkpoint, after: after, limit: limit, maxBytes: maxBytes))
-        case .startFromCheckpoint(let checkpoint, let bases):
-            return .startedFromCheckpoint(LogStorage.start(log, checkpoint, bases: bases))
+        case .startFromCheckpoint(let checkpoint, let bases, let rebase):
+            return .startedFromCheckpoint(LogStorage.start(log, checkpoint, bases: bases, rebase: rebase))
         case .keepAcks(let acks):
             _ = LogStorage.keep(log, acks)
             return nil

@@ -130,13 +130,19 @@ extension LogStorage {
         }.mapError(StorageFailure.init)
     }
 
-    /// `.startFromCheckpoint`: the cursor after the start.
-    static func start(_ log: EventLog, _ checkpoint: SignedCheckpoint, bases: [EntityBase]) -> Result<
-        VectorCursor, StorageFailure
+    /// `.startFromCheckpoint`: an empty log starts from the checkpoint, or
+    /// (`rebase`) the log moves onto it; the cursor after it.
+    static func start(_ log: EventLog, _ checkpoint: SignedCheckpoint, bases: [EntityBase], rebase: Bool) -> Result<
+        StartedFromCheckpoint, StorageFailure
     > {
         Result {
-            try log.start(from: checkpoint.content, statement: checkpoint.bytes, bases: bases)
-            return try log.cursor()
+            var refolded = 0
+            if rebase {
+                refolded = try log.rebase(onto: checkpoint.content, statement: checkpoint.bytes, bases: bases)
+            } else {
+                try log.start(from: checkpoint.content, statement: checkpoint.bytes, bases: bases)
+            }
+            return StartedFromCheckpoint(cursor: try log.cursor(), refolded: refolded)
         }.mapError(StorageFailure.init)
     }
 

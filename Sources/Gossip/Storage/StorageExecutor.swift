@@ -322,8 +322,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
                 return
             }
             guard let answer = DirectStorage.execute(effect, on: log) else { return }
-            if case .startedFromCheckpoint(.success(let cursor)) = answer {
-                cursorAfterLastCommit = cursor
+            if case .startedFromCheckpoint(.success(let started)) = answer {
+                cursorAfterLastCommit = started.cursor
                 dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
             }
             completion(answer)

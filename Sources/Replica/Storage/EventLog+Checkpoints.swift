@@ -177,19 +177,7 @@ extension EventLog {
             while let received = try nextPage() {
                 for base in received {
                     guard digests.add(base) else { throw mismatch("its bases are not in (type, id) order") }
-                    let row = try entityRowID(EntityKey(type: base.entityType, id: base.entityID), create: true)!
-                    try db.cached(
-                        """
-                        UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?, holder = ?,
-                            claimed = ? WHERE id = ?
-                        """
-                    ).run([
-                        base.state.map { .text($0) } ?? .null, .int(base.lastKey.timeMs),
-                        .int(Int64(base.lastKey.seq)), .uuid(base.lastKey.eventID),
-                        base.session.holder.map { .text($0) } ?? .null,
-                        .int(base.session == .free ? 0 : 1), .int(row),
-                    ])
-                    try insertBase(base, row: row)
+                    try writeBase(base)
                 }
             }
             guard digests.count == content.entityCount, digests.stateHash() == content.stateHash,
@@ -295,7 +283,23 @@ extension EventLog {
             lastKey: EventOrderKey(timeMs: statement.int64(6), seq: UInt64(statement.int64(7)), eventID: lastEventID))
     }
 
-    private func insertBase(_ base: EntityBase, row: Int64) throws {
+    /// Inside a write transaction: `base` is its entity's base and its state.
+    func writeBase(_ base: EntityBase) throws {
+        let row = try entityRowID(EntityKey(type: base.entityType, id: base.entityID), create: true)!
+        try db.cached(
+            """
+            UPDATE entities SET state = ?, last_time_ms = ?, last_seq = ?, last_event_id = ?, holder = ?,
+                claimed = max(claimed, ?) WHERE id = ?
+            """
+        ).run([
+            base.state.map { .text($0) } ?? .null, .int(base.lastKey.timeMs), .int(Int64(base.lastKey.seq)),
+            .uuid(base.lastKey.eventID), base.session.holder.map { .text($0) } ?? .null,
+            .int(base.session == .free ? 0 : 1), .int(row),
+        ])
+        try insertBase(base, row: row)
+    }
+
+    func insertBase(_ base: EntityBase, row: Int64) throws {
         try db.cached(
             """
             INSERT INTO entity_bases (entity, state, holder, claim, granted, last_time_ms, last_seq, last_event_id)
@@ -327,7 +331,7 @@ extension EventLog {
         covered.floor = content
     }
 
-    private func store(_ content: CheckpointContent, statement: [UInt8], historyHeld: Bool) throws {
+    func store(_ content: CheckpointContent, statement: [UInt8], historyHeld: Bool) throws {
         let id = content.id
         try db.cached(
             "INSERT OR REPLACE INTO checkpoints (id, content, statement, made_ms, taken_ms) VALUES (?, ?, ?, ?, ?)"
@@ -339,7 +343,7 @@ extension EventLog {
     }
 
     /// Whether the checkpoint is one this log took (an earlier one of its chain).
-    private func isStored(_ content: CheckpointContent) throws -> Bool {
+    func isStored(_ content: CheckpointContent) throws -> Bool {
         let statement = try db.cached("SELECT 1 FROM checkpoints WHERE id = ?")
         try statement.bind([.blob(content.id)])
         defer { statement.reset() }
@@ -418,7 +422,7 @@ extension EventLog {
     }
 
     /// The entity rows of the events this log holds past `cursor`.
-    private func entitiesWithEventsPast(_ cursor: VectorCursor) throws -> Set<Int64> {
+    func entitiesWithEventsPast(_ cursor: VectorCursor) throws -> Set<Int64> {
         var rows: Set<Int64> = []
         for (feed, head) in try self.cursor().heads where head > cursor[feed] {
             guard let feedRow = try feedRowID(feed, create: false) else { continue }
@@ -446,7 +450,7 @@ extension EventLog {
 
     /// Inside a write transaction, after the checkpoint moved: folds the
     /// entities `rows` (those with events past it) again, from their new bases.
-    private func refold(_ rows: Set<Int64>, in tail: SyncedTail) throws {
+    func refold(_ rows: Set<Int64>, in tail: SyncedTail) throws {
         guard var current = pending else { throw EventLogError.corrupt(path: path, reason: "projections not loaded") }
         pending = nil
         for row in rows.sorted() {

@@ -30,30 +30,7 @@ extension EventLog {
             guard !held.historyDropped else { return 0 }
             // Every covered event is folded into the rows before it goes.
             try writePending(in: try syncPending())
-            var dropped: Int64 = 0
-            for (feed, seq) in held.content.cursor.heads.sorted(by: { $0.key < $1.key }) {
-                guard let row = try feedRowID(feed, create: false) else { continue }
-                let highest = try db.scalarInt(
-                    """
-                    SELECT max(coalesce((SELECT max(local_offset) FROM events WHERE feed = ?1 AND seq <= ?2), 0),
-                               coalesce((SELECT max(last_offset) FROM event_blocks WHERE feed = ?1 AND last_seq <= ?2), 0))
-                    """, [.int(row), .int(Int64(seq))])
-                try raiseHistoryOffset(to: highest ?? 0)
-                try db.cached(
-                    "DELETE FROM poison WHERE local_offset IN (SELECT local_offset FROM events WHERE feed = ? AND seq <= ?)"
-                ).run([.int(row), .int(Int64(seq))])
-                try db.cached("DELETE FROM events WHERE feed = ? AND seq <= ?").run([.int(row), .int(Int64(seq))])
-                dropped += try db.scalarInt("SELECT changes()") ?? 0
-                let blocks = try db.cached(
-                    "SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM event_blocks WHERE feed = ? AND last_seq <= ?"
-                )
-                try blocks.bind([.int(row), .int(Int64(seq))])
-                if try blocks.step() { dropped += blocks.int64(0) }
-                blocks.reset()
-                try db.cached("DELETE FROM event_blocks WHERE feed = ? AND last_seq <= ?").run([
-                    .int(row), .int(Int64(seq)),
-                ])
-            }
+            let dropped = try deleteEvents(coveredBy: held.content.cursor)
             // Each entity's chain is rebuilt over the events left, and its head is the newest of them.
             try relinkEntityChains()
             try setHistoryFloor(held.content)
@@ -72,12 +49,42 @@ extension EventLog {
         return DroppedEvents(events: dropped, bytesBefore: before, bytesAfter: try databaseBytes())
     }
 
+    /// Inside a write transaction: deletes every event at or below
+    /// `cursor`, rows and the blocks it covers whole (a block that reaches
+    /// past it stays), with their poison marks, and raises the history
+    /// offset past them, so that their offsets are never served or taken
+    /// again. Returns how many events went. The chains are not relinked.
+    func deleteEvents(coveredBy cursor: VectorCursor) throws -> Int64 {
+        var dropped: Int64 = 0
+        for (feed, seq) in cursor.heads.sorted(by: { $0.key < $1.key }) {
+            guard let row = try feedRowID(feed, create: false) else { continue }
+            let highest = try db.scalarInt(
+                """
+                SELECT max(coalesce((SELECT max(local_offset) FROM events WHERE feed = ?1 AND seq <= ?2), 0),
+                           coalesce((SELECT max(last_offset) FROM event_blocks WHERE feed = ?1 AND last_seq <= ?2), 0))
+                """, [.int(row), .int(Int64(seq))])
+            try raiseHistoryOffset(to: highest ?? 0)
+            try db.cached(
+                "DELETE FROM poison WHERE local_offset IN (SELECT local_offset FROM events WHERE feed = ? AND seq <= ?)"
+            ).run([.int(row), .int(Int64(seq))])
+            try db.cached("DELETE FROM events WHERE feed = ? AND seq <= ?").run([.int(row), .int(Int64(seq))])
+            dropped += try db.scalarInt("SELECT changes()") ?? 0
+            let blocks = try db.cached(
+                "SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM event_blocks WHERE feed = ? AND last_seq <= ?")
+            try blocks.bind([.int(row), .int(Int64(seq))])
+            if try blocks.step() { dropped += blocks.int64(0) }
+            blocks.reset()
+            try db.cached("DELETE FROM event_blocks WHERE feed = ? AND last_seq <= ?").run([.int(row), .int(Int64(seq))])
+        }
+        return dropped
+    }
+
     /// Inside a write transaction, after events were deleted: every event
     /// left names the previous event of its entity that is left as its
     /// `entity_prev`, in rows and block entries alike, and each entity's
     /// chain head is its newest event left (NULL when none is: its base is
     /// its state). Blocks are rewritten only here, when history goes.
-    private func relinkEntityChains() throws {
+    func relinkEntityChains() throws {
         var links: [(offset: Int64, entity: Int64, previous: Int64?)] = []
         let rows = try db.statement("SELECT local_offset, entity, entity_prev FROM events")
         while try rows.step() {

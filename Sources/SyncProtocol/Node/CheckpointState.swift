@@ -99,10 +99,12 @@ struct CheckpointState: Sendable {
         /// Sessions hold their cursors while offers may come; `since`: when
         /// the first peer was identified.
         case undecided(since: Milliseconds?)
-        /// Bases are coming from a peer, page by page.
-        case fetching(from: ConnectionID, SignedCheckpoint, bases: [EntityBase], bytes: Int, since: Milliseconds)
-        /// The log is starting from them.
-        case starting(from: String, SignedCheckpoint, bytes: Int, since: Milliseconds)
+        /// Bases are coming from a peer, page by page; `rebase`: for a log
+        /// that holds events and moves onto the checkpoint (its sessions go on meanwhile).
+        case fetching(
+            from: ConnectionID, SignedCheckpoint, bases: [EntityBase], bytes: Int, since: Milliseconds, rebase: Bool)
+        /// The log is starting from them, or moving onto them.
+        case starting(from: String, SignedCheckpoint, bytes: Int, since: Milliseconds, rebase: Bool)
         /// The log has its state, or replays the history.
         case decided
     }
@@ -132,6 +134,11 @@ struct CheckpointState: Sendable {
     /// The connections whose peer said whether it has a checkpoint (its
     /// chain, empty or not, or its first cursor), while the start is undecided.
     var answered: Set<ConnectionID> = []
+    /// What each peer showed: the ids of its chain (the newest last) and
+    /// its floor (docs/protocol.md "History floors").
+    var peerChains: [ConnectionID: [[UInt8]]] = [:]
+    var peerHeld: [ConnectionID: SignedCheckpoint] = [:]
+    var peerFloors: [ConnectionID: VectorCursor] = [:]
     var dropping = false
     var dropAgainAt: Milliseconds?
     /// Replicas retired in an open cluster: not members.
@@ -149,8 +156,19 @@ struct CheckpointState: Sendable {
 
     /// Whether new sessions hold their cursors (the start is not decided).
     var holdsCursors: Bool {
-        if case .decided = start { return false }
-        return true
+        switch start {
+        case .undecided: true
+        case .fetching(_, _, _, _, _, let rebase), .starting(_, _, _, _, let rebase): !rebase
+        case .decided: false
+        }
+    }
+
+    /// Whether bases are being fetched or taken, for a start or a move.
+    var isFetchingBases: Bool {
+        switch start {
+        case .fetching, .starting: true
+        case .undecided, .decided: false
+        }
     }
 
     /// Feeds below this are not held: the log started from, or dropped the history of, a checkpoint.

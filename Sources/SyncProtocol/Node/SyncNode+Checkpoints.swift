@@ -94,6 +94,8 @@ extension SyncNode {
         guard let held = checkpoints.held else { return effects }
         let acks = checkpoints.acks[held.content.id] ?? [:]
         if !acks.isEmpty { effects.append(.send(id, .checkpointAcks(acks.keys.sorted().map { acks[$0]! }))) }
+        let floor = checkpoints.historyFloor
+        if !floor.heads.isEmpty { effects.append(.send(id, .historyFloor(floor))) }
         return effects
     }
 
@@ -108,7 +110,10 @@ extension SyncNode {
     /// one is recomputed from the log, in order.
     mutating func learn(_ shown: [SignedCheckpoint], from source: ConnectionID?, now: Milliseconds) -> [Effect] {
         let peer = source.flatMap { sessions[$0]?.peer?.replicaID } ?? ""
-        if let source { checkpoints.answered.insert(source) }
+        if let source {
+            checkpoints.answered.insert(source)
+            notePeerShowed(shown, on: source)
+        }
         var trusted: [SignedCheckpoint] = []
         for checkpoint in shown where isNew(checkpoint) {
             guard isTrusted(checkpoint) else {
@@ -118,16 +123,16 @@ extension SyncNode {
             }
             trusted.append(checkpoint)
         }
-        guard let newest = trusted.last else { return decideStartIfDue(now: now) }
+        guard let newest = trusted.last else { return decideStartIfDue(now: now) + rebaseIfBehind(now: now) }
         switch checkpoints.start {
         case .undecided:
             guard let source else { break }
             checkpoints.offers[source] = newest
             return fetchBases(of: newest, from: source, now: now)
-        case .fetching, .starting:
+        case .fetching(_, _, _, _, _, rebase: false), .starting(_, _, _, _, rebase: false):
             if let source { checkpoints.offers[source] = newest }
             return []
-        case .decided:
+        case .fetching, .starting, .decided:
             break
         }
         for checkpoint in trusted where !checkpoints.waiting.contains(where: { $0.0 == checkpoint }) {
@@ -163,7 +168,7 @@ extension SyncNode {
     }
 
     /// docs/protocol.md "Who may sign a checkpoint".
-    private func isTrusted(_ checkpoint: SignedCheckpoint) -> Bool {
+    func isTrusted(_ checkpoint: SignedCheckpoint) -> Bool {
         var makerKeys = feedKeys.keys[checkpoint.content.madeBy] ?? []
         if checkpoint.content.madeBy == configuration.hello.replicaID, let key = configuration.identity?.key {
             makerKeys.append(key.publicKey)
@@ -176,7 +181,8 @@ extension SyncNode {
     /// event it covers; one of another chain is refused, and one whose
     /// predecessor is not known yet waits for it.
     mutating func takeNext(now: Milliseconds? = nil) -> [Effect] {
-        guard checkpoints.taking == nil, !checkpoints.waiting.isEmpty else { return [] }
+        // Not while bases are fetched: the log is about to fold from another checkpoint.
+        guard checkpoints.taking == nil, !checkpoints.waiting.isEmpty, !checkpoints.isFetchingBases else { return [] }
         if let at = checkpoints.takeAgainAt {
             guard let now, at <= now else { return [] }
             checkpoints.takeAgainAt = nil
@@ -234,7 +240,8 @@ extension SyncNode {
             case .mismatch(_, _, let detail):
                 refuse(checkpoint, .mismatch, detail: detail, peer: peer, now: now)
             case .notApplicable(let detail):
-                refuse(checkpoint, .otherChain, detail: detail, peer: peer, now: now)
+                // One the log moved past meanwhile (it started from or moved onto a later one) is no refusal.
+                if isNew(checkpoint) { refuse(checkpoint, .otherChain, detail: detail, peer: peer, now: now) }
             default:
                 // The database was busy or failing: the same checkpoint is tried again later.
                 emit(
@@ -251,7 +258,7 @@ extension SyncNode {
 
     /// The log folds from `checkpoint` now: it is shown to every peer that
     /// may read all feeds, and this replica's acknowledgement goes with it.
-    private mutating func hold(_ checkpoint: SignedCheckpoint, now: Milliseconds) -> [Effect] {
+    mutating func hold(_ checkpoint: SignedCheckpoint, now: Milliseconds) -> [Effect] {
         checkpoints.chain.append(checkpoint)
         if checkpoints.chain.count > Self.chainShown { checkpoints.chain.removeFirst() }
         checkpoints.takenMs = wallClockMs
@@ -284,7 +291,7 @@ extension SyncNode {
 
     /// The identified sessions whose peer may read every feed: the only ones
     /// shown checkpoints and acknowledgements (bases hold every feed's state).
-    private var peersSeeingEveryFeed: [ConnectionID] {
+    var peersSeeingEveryFeed: [ConnectionID] {
         sessions.keys.sorted().filter { sessions[$0]!.peer != nil && !sessions[$0]!.hidesFeeds }
     }
 
@@ -352,7 +359,7 @@ extension SyncNode {
         if let held = checkpoints.held, checkpoints.acks[held.content.id]?[configuration.hello.replicaID] == nil {
             effects += acknowledge(held, tellPeers: true)
         }
-        return effects + dropHistoryIfStable(now: now)
+        return effects + dropHistoryIfStable(now: now) + rebaseIfBehind(now: now)
     }
 
     /// The history goes once every member acknowledged the held checkpoint
@@ -373,6 +380,7 @@ extension SyncNode {
         _ outcome: Result<DroppedHistory, StorageFailure>, now: Milliseconds
     ) -> [Effect] {
         checkpoints.dropping = false
+        var effects: [Effect] = []
         switch outcome {
         case .failure(let failure):
             checkpoints.dropAgainAt = now + configuration.storageRetryMs
@@ -385,6 +393,7 @@ extension SyncNode {
             localState = nil  // its event count was of the events held before
             let floor = checkpoints.historyFloor
             for id in sessions.keys { sessions[id]!.historyDropped(below: floor) }
+            effects += tellFloor()
             emit(
                 LogRecord(
                     .info, .historyDropped, "dropped the events every member's checkpoint covers",
@@ -393,7 +402,7 @@ extension SyncNode {
                         ("bytes_before", "\(dropped.bytesBefore)"), ("bytes_after", "\(dropped.bytesAfter)"),
                     ]))
         }
-        return []
+        return effects
     }
 
     // MARK: - Serving bases
@@ -436,99 +445,6 @@ extension SyncNode {
                     [("while", "read_bases"), ("error", failure.message)]))
             return [.send(id, .bases(checkpoint: checkpoint, page: [], last: true))]
         }
-    }
-
-    // MARK: - Starting an empty log
-
-    private mutating func fetchBases(of checkpoint: SignedCheckpoint, from id: ConnectionID, now: Milliseconds)
-        -> [Effect]
-    {
-        checkpoints.start = .fetching(from: id, checkpoint, bases: [], bytes: 0, since: now)
-        return [.send(id, .basesWanted(checkpoint: checkpoint.content.id, after: nil))]
-    }
-
-    /// A page of bases from the peer this log starts from: the next is
-    /// asked for, and after the last the log starts.
-    mutating func receiveBases(
-        _ page: [EntityBase], of checkpoint: [UInt8], last: Bool, from id: ConnectionID, now: Milliseconds
-    ) -> [Effect] {
-        guard case .fetching(let source, let offered, var bases, var bytes, let since) = checkpoints.start,
-            source == id, offered.content.id == checkpoint
-        else { return [] }
-        bases += page
-        bytes += page.reduce(0) { $0 + $1.approximateSize }
-        guard last else {
-            // The peer sends the next page unasked.
-            checkpoints.start = .fetching(from: id, offered, bases: bases, bytes: bytes, since: since)
-            return []
-        }
-        let peer = sessions[id]?.peer?.replicaID ?? "?"
-        checkpoints.start = .starting(from: peer, offered, bytes: bytes, since: since)
-        return [.startFromCheckpoint(offered, bases: bases)]
-    }
-
-    /// Storage answered `.startFromCheckpoint`: the log has its state (or
-    /// replays the history after a failure), and every session tells its cursor.
-    public mutating func startedFromCheckpoint(
-        _ outcome: Result<VectorCursor, StorageFailure>, now: Milliseconds
-    ) -> [Effect] {
-        guard case .starting(let peer, let checkpoint, let bytes, let since) = checkpoints.start else { return [] }
-        let id = Hex.string(checkpoint.content.id)
-        var effects: [Effect] = []
-        switch outcome {
-        case .success(let started):
-            _ = raiseCursor(to: started)
-            emit(
-                LogRecord(
-                    .info, .checkpointStarted, "started from a checkpoint",
-                    [
-                        ("checkpoint", id), ("peer", peer), ("entities", "\(checkpoint.content.entityCount)"),
-                        ("bytes", "\(bytes)"), ("ms", "\(now - since)"),
-                    ]))
-            checkpoints.floor = checkpoint.content
-            effects += hold(checkpoint, now: now)
-            for session in sessions.keys { sessions[session]!.historyDropped(below: checkpoint.content.cursor) }
-        case .failure(let failure):
-            emit(
-                LogRecord(
-                    .warning, .checkpointStartFailed, "cannot start from the checkpoint; replaying the history",
-                    [("checkpoint", id), ("peer", peer), ("error", failure.message)]))
-        }
-        return effects + settleStart(now: now)
-    }
-
-    /// An offer is at hand (a fetch from another peer was lost), or no
-    /// offer is coming: every identified peer answered without one, or the
-    /// wait is over.
-    mutating func decideStartIfDue(now: Milliseconds) -> [Effect] {
-        guard case .undecided(let since) = checkpoints.start else { return [] }
-        if let (id, offer) = checkpoints.offers.sorted(by: { $0.key < $1.key }).first, sessions[id] != nil {
-            return fetchBases(of: offer, from: id, now: now)
-        }
-        let identified = sessions.filter { $0.value.peer != nil }.keys
-        let allAnswered = !identified.isEmpty && identified.allSatisfy { checkpoints.answered.contains($0) }
-        guard allAnswered || since.map({ now - $0 >= configuration.checkpointOfferWaitMs }) ?? false else { return [] }
-        return settleStart(now: now)
-    }
-
-    /// The connection that bases came on is gone: another offer is tried, or the history replayed.
-    mutating func startLost(_ id: ConnectionID, now: Milliseconds) {
-        checkpoints.offers[id] = nil
-        checkpoints.answered.remove(id)
-        guard case .fetching(let source, _, _, _, _) = checkpoints.start, source == id else { return }
-        checkpoints.start = .undecided(since: now - configuration.checkpointOfferWaitMs)
-    }
-
-    /// The start is decided: every session that held its cursor tells it.
-    private mutating func settleStart(now: Milliseconds) -> [Effect] {
-        checkpoints.start = .decided
-        checkpoints.offers = [:]
-        checkpoints.answered = []
-        var effects: [Effect] = []
-        for id in sessions.keys.sorted() where sessions[id]!.cursorHeld {
-            effects += perform(sessions[id]!.releaseCursor(localCursor: cursor), on: id, now: now)
-        }
-        return effects
     }
 }
 

@@ -105,8 +105,9 @@ public struct SyncNode: Sendable {
         /// Read up to `limit` bases (about `maxBytes`) of the checkpoint the
         /// log folds from, after `after`; answer with `basesRead`.
         case readBases(ConnectionID, checkpoint: [UInt8], after: EntityName?, limit: Int, maxBytes: Int)
-        /// Start the empty log from a checkpoint and its bases; answer with `startedFromCheckpoint`.
-        case startFromCheckpoint(SignedCheckpoint, bases: [EntityBase])
+        /// Start the empty log from a checkpoint and its bases, or (`rebase`)
+        /// move the log onto them; answer with `startedFromCheckpoint`.
+        case startFromCheckpoint(SignedCheckpoint, bases: [EntityBase], rebase: Bool)
         /// Keep checkpoint acknowledgements in the log.
         case keepAcks([CheckpointAck])
         /// Drop the events the checkpoint covers and free their space;
@@ -262,7 +263,7 @@ public struct SyncNode: Sendable {
 
     /// A connection is gone (closed by either side, or failed).
     public mutating func connectionClosed(_ id: ConnectionID, now: Milliseconds) {
-        startLost(id, now: now)
+        checkpointPeerLost(id, now: now)
         sessions[id] = nil
         remoteHosts[id] = nil
         adverts[id] = nil
@@ -385,6 +386,8 @@ public struct SyncNode: Sendable {
                 effects += serveBases(of: checkpoint, after: after, to: id)
             case .receivedBases(let checkpoint, let page, let last):
                 effects += receiveBases(page, of: checkpoint, last: last, from: id, now: now)
+            case .learnedHistoryFloor(let floor):
+                effects += learnFloor(floor, from: id, now: now)
             case .peerCursorHeld:
                 if case .undecided = checkpoints.start { checkpoints.answered.insert(id) }
                 effects += decideStartIfDue(now: now)

@@ -56,6 +56,11 @@ public enum Message: Hashable, Sendable {
     /// A page of `checkpoint`'s bases in `(type, id)` order; `last` when
     /// none follow. Empty and last when the sender no longer folds from it.
     case bases(checkpoint: [UInt8], page: [EntityBase], last: Bool)
+    /// The cursor at or below which the sender holds no event (it started
+    /// from a checkpoint, or dropped its history): a receiver whose cursor
+    /// is below it on a feed gets those events from another peer, or moves
+    /// onto the sender's checkpoint (docs/protocol.md "History floors").
+    case historyFloor(VectorCursor)
 
     /// A short name for logs.
     public var name: String {
@@ -77,6 +82,7 @@ public enum Message: Hashable, Sendable {
         case .checkpointAcks: "checkpoint acks"
         case .basesWanted: "bases wanted"
         case .bases: "bases"
+        case .historyFloor: "history floor"
         }
     }
 }

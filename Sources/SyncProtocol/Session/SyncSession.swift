@@ -102,6 +102,8 @@ public struct SyncSession: Sendable {
         case basesWanted(checkpoint: [UInt8], after: EntityName?)
         /// The peer sent a page of a checkpoint's bases.
         case receivedBases(checkpoint: [UInt8], page: [EntityBase], last: Bool)
+        /// The peer holds no event at or below this cursor (judged by the node).
+        case learnedHistoryFloor(VectorCursor)
         /// The peer's first cursor arrived while ours is held: the node
         /// decides whether to start from a checkpoint, then releases ours.
         case peerCursorHeld
@@ -296,6 +298,8 @@ public struct SyncSession: Sendable {
         case (.awaitingCursor, .bases(let checkpoint, let page, let last)),
             (.syncing, .bases(let checkpoint, let page, let last)):
             return [.receivedBases(checkpoint: checkpoint, page: page, last: last)]
+        case (.awaitingCursor, .historyFloor(let floor)), (.syncing, .historyFloor(let floor)):
+            return [.learnedHistoryFloor(VectorCursor(heads: floor.heads.filter { mayRead($0.key) }))]
         case (.syncing(var syncing), .events(let batch)):
             guard batch.batchID == syncing.receivedBatchIDs + 1 else {
                 return fail("batch \(batch.batchID) out of order, expected \(syncing.receivedBatchIDs + 1)")
@@ -337,7 +341,7 @@ public struct SyncSession: Sendable {
             (.awaitingHello, .revocations), (.awaitingHello, .certificates), (.awaitingHello, .forkProofs),
             (.awaitingHello, .heads), (.awaitingCursor, .heads),
             (.awaitingHello, .checkpoints), (.awaitingHello, .checkpointAcks), (.awaitingHello, .basesWanted),
-            (.awaitingHello, .bases),
+            (.awaitingHello, .bases), (.awaitingHello, .historyFloor),
             (.awaitingCursor, .hello), (.awaitingCursor, .events), (.awaitingCursor, .ack),
             (.awaitingCursor, .state), (.awaitingCursor, .prune), (.awaitingCursor, .graft), (.syncing, .hello):
             return fail("unexpected \(message.name) in state \(state)")

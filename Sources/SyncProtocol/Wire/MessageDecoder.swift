@@ -70,6 +70,9 @@ public struct MessageDecoder: Sendable {
         case .cursor:
             try readDeclarations(&reader)
             message = .cursor(try readHeads(&reader))
+        case .historyFloor:
+            try readDeclarations(&reader)
+            message = .historyFloor(try readHeads(&reader))
         case .ack:
             try readDeclarations(&reader)
             let batchID = try reader.readVarint("batch id")

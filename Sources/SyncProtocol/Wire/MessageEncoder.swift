@@ -32,6 +32,8 @@ enum MessageType: UInt8 {
     case basesWanted = 17
     /// `Message.bases`.
     case bases = 18
+    /// `Message.historyFloor`.
+    case historyFloor = 19
 }
 
 /// Optional abilities a side declares on a connection, as declarations of
@@ -105,7 +107,7 @@ public struct MessageEncoder: Sendable {
         switch message {
         case .prune, .graft: peerAcceptsPruning
         case .hello, .cursor, .events, .ack, .goodbye, .peers, .state, .revocations, .certificates, .forkProofs, .heads,
-            .checkpoints, .checkpointAcks, .basesWanted, .bases:
+            .checkpoints, .checkpointAcks, .basesWanted, .bases, .historyFloor:
             true
         }
     }
@@ -133,6 +135,8 @@ public struct MessageEncoder: Sendable {
             return writer.bytes
         case .cursor(let cursor):
             return encodeHeads(cursor, type: .cursor, batchID: nil)
+        case .historyFloor(let floor):
+            return encodeHeads(floor, type: .historyFloor, batchID: nil)
         case .ack(let batchID, let heads):
             return encodeHeads(heads, type: .ack, batchID: batchID)
         case .events(let batch):
