@@ -93,6 +93,10 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case checkpointStarted = "checkpoint.started"
     /// A start from a checkpoint failed; the history is replayed instead (`checkpoint`, `peer`, `error`).
     case checkpointStartFailed = "checkpoint.start_failed"
+    /// The peer whose checkpoint's bases were being fetched folds from
+    /// another one now: its pages ended early, and another offer (or a
+    /// later round) is tried (`checkpoint`, `peer`, `bases`, `entities`).
+    case checkpointBasesWithdrawn = "checkpoint.bases_withdrawn"
     /// This replica lacks events that a peer no longer holds, and fetches
     /// the peer's checkpoint to move onto it (`checkpoint`, `peer`, `lacking`).
     case checkpointRebasing = "checkpoint.rebasing"

@@ -30,6 +30,19 @@ extension SyncNode {
             return []
         }
         let peer = sessions[id]?.peer?.replicaID ?? "?"
+        guard UInt64(bases.count) == offered.content.entityCount else {
+            // The peer moved on to another checkpoint while it sent them: its pages ended early.
+            emit(
+                LogRecord(
+                    .info, .checkpointBasesWithdrawn, "the peer no longer serves the checkpoint's bases",
+                    [
+                        ("checkpoint", Hex.string(checkpoint)), ("peer", peer), ("bases", "\(bases.count)"),
+                        ("entities", "\(offered.content.entityCount)"),
+                    ]))
+            checkpoints.offers = checkpoints.offers.filter { $0.value != offered }
+            checkpoints.start = rebase ? .decided : .undecided(since: now - configuration.checkpointOfferWaitMs)
+            return rebase ? [] : decideStartIfDue(now: now)
+        }
         checkpoints.start = .starting(from: peer, offered, bytes: bytes, since: since, rebase: rebase)
         return [.startFromCheckpoint(offered, bases: bases, rebase: rebase)]
     }
