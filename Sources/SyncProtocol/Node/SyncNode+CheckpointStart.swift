@@ -74,6 +74,8 @@ extension SyncNode {
             checkpoints.floor = checkpoint.content
             if checkpoints.held?.content.id != checkpoint.content.id { effects += hold(checkpoint, now: now) }
             for session in sessions.keys { sessions[session]!.historyDropped(below: checkpoint.content.cursor) }
+            // After a move the sessions go on: each hears the new cursor (after a start, each releases it).
+            if rebase { effects += broadcastCursor(except: nil, now: now) }
             effects += tellFloor()
         case .failure(let failure):
             emit(
