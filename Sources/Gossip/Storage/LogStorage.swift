@@ -22,28 +22,41 @@ enum LogStorage {
     static func store(_ log: EventLog, _ batches: [EventBatch], keys: FeedKeys?) -> Result<StoreOutcome, StorageFailure>
     {
         Result {
-            let events = batches.count == 1 ? batches[0].events : batches.flatMap(\.events)
+            let (events, proofs) = batches.count == 1 ? (batches[0].events, batches[0].proofs) : merged(batches)
             guard let keys else {
                 return StoreOutcome(report: try log.ingest(events), cursor: try log.cursor())
             }
-            let report = try log.ingest(events, proofs: mergedProofs(batches), keys: keys)
+            let report = try log.ingest(events, proofs: proofs, keys: keys)
             return StoreOutcome(report: report, cursor: try log.cursor(), signed: log.signedByLastWrite)
         }.mapError(StorageFailure.init)
     }
 
-    /// The proofs of a run of batches stored as one: per feed, the first
-    /// batch's base link and the last batch's head (batches of one session
-    /// follow each other, so their runs of a feed do too; a gap between
-    /// them fails verification).
-    private static func mergedProofs(_ batches: [EventBatch]) -> [FeedID: FeedProof] {
-        guard batches.count > 1 else { return batches.first?.proofs ?? [:] }
-        var merged: [FeedID: FeedProof] = [:]
-        for batch in batches {
-            for (feed, proof) in batch.proofs {
-                merged[feed] = FeedProof(baseLink: merged[feed]?.baseLink ?? proof.baseLink, head: proof.head)
+    /// A run of batches of one session stored as one: per feed, the events
+    /// from the last batch where its run does not continue the one before,
+    /// with the first such batch's base link and the last batch's head.
+    /// A sender skips seqs only when it learned that this replica holds
+    /// them (from another peer, meanwhile), so what it sent of the feed
+    /// before the skip is held here already, and one run is left to verify.
+    static func merged(_ batches: [EventBatch]) -> (events: [Event], proofs: [FeedID: FeedProof]) {
+        var runStart: [FeedID: Int] = [:]
+        var lastSeq: [FeedID: UInt64] = [:]
+        for (index, batch) in batches.enumerated() {
+            var firstSeq: [FeedID: UInt64] = [:]
+            for event in batch.events where firstSeq[event.feed] == nil { firstSeq[event.feed] = event.seq }
+            for (feed, first) in firstSeq where lastSeq[feed].map({ first != $0 + 1 }) ?? true {
+                runStart[feed] = index
+            }
+            for event in batch.events { lastSeq[event.feed] = event.seq }
+        }
+        var events: [Event] = []
+        var proofs: [FeedID: FeedProof] = [:]
+        for (index, batch) in batches.enumerated() {
+            events += batch.events.filter { index >= runStart[$0.feed] ?? 0 }
+            for (feed, proof) in batch.proofs where index >= runStart[feed] ?? 0 {
+                proofs[feed] = FeedProof(baseLink: proofs[feed]?.baseLink ?? proof.baseLink, head: proof.head)
             }
         }
-        return merged
+        return (events, proofs)
     }
 
     /// `.compareHeads`: the forks a peer's signed heads prove, quarantined.
