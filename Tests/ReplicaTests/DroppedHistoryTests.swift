@@ -81,4 +81,30 @@ struct DroppedHistoryTests {
         #expect(event.offset == 2)
         #expect(try log.thinClientEvents(after: 1, limit: 10).map(\.offset) == [2])
     }
+
+    @Test("a thin client behind the dropped history is served the events that arrived before a covered one, folded in")
+    func thinClientGetsEarlyUncoveredEvents() throws {
+        let p = try makeLog("p")
+        let q = try makeLog("q")
+        let created = try p.append(NewEvent(item: bolts, .created(name: "Bolts", quantity: 5))).event
+        let renamed = try p.append(NewEvent(item: bolts, .renamed(name: "Hex bolts"))).event
+        let other = try q.append(NewEvent(item: nuts, .created(name: "Nuts", quantity: 2))).event
+        // m holds p's first event and q's: its checkpoint covers those two.
+        let maker = try makeLog("m")
+        _ = try maker.ingest([created, other])
+        let content = try maker.makeCheckpoint()
+        // r got the rename (offset 2) before q's event (offset 3), which the checkpoint covers.
+        let log = try makeLog("r")
+        _ = try log.ingest([created])
+        _ = try log.ingest([renamed])
+        _ = try log.ingest([other])
+        _ = try log.take(content, statement: content.encoded)
+        _ = try log.dropCoveredHistory()
+        #expect(try log.eventCount() == 1)
+        let state = try log.thinClientEvents(after: 0, limit: 10)
+        #expect(state.allSatisfy { $0.offset == 3 })
+        #expect(state.contains { $0.event.entityID == bolts && $0.event.payload.contains("Hex bolts") })
+        #expect(state.contains { $0.event.entityID == nuts })
+        #expect(try log.thinClientEvents(after: 3, limit: 10).isEmpty)
+    }
 }

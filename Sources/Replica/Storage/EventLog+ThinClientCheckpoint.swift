@@ -21,41 +21,75 @@ extension EventLog {
         try db.cached("INSERT OR REPLACE INTO meta (key, value) VALUES ('history_offset', ?)").run([.text("\(offset)")])
     }
 
-    /// Inside a transaction: the state of every item of the checkpoint this
-    /// log folds from, as the events a thin client that knows only items
-    /// folds it from (`Created`, then `NoteChanged` for a note and `Deleted`
-    /// for a deleted item), all at server offset `offset`. Their event ids
-    /// are derived from the checkpoint and the item, so the same state is
-    /// the same events however often it is served.
+    /// Inside a transaction: the state of every item at the history offset
+    /// `offset`, as the events a thin client that knows only items folds
+    /// it from (`Created`, then `NoteChanged` for a note and `Deleted` for
+    /// a deleted item), all at server offset `offset`: its checkpoint base
+    /// with the events stored at or below `offset` that the checkpoint does
+    /// not cover folded on top (a client goes on after `offset`, so it would
+    /// never see those). Their event ids are derived from the checkpoint
+    /// and the item, so the same state is the same events however often it
+    /// is served.
     func checkpointItemEvents(at offset: Int64) throws -> [StoredEvent] {
-        guard let held = try checkpoint() else { return [] }
-        var events: [StoredEvent] = []
+        guard let held = try checkpoint(), let domain = domains[Item.entityType] else { return [] }
+        let early = try uncoveredItemEvents(through: offset)
+        var bases: [String: EntityBase] = [:]
         var after: (type: String, id: String)? = (Item.entityType, "")
         while true {
             let page = try checkpointBases(after: after, limit: 2_000)
             for base in page where base.entityType == Item.entityType && ThinClientView.isItemID(base.entityID) {
-                guard let state = base.state,
-                    let item = Item(storedState: state) ?? (try? CanonicalJSON.decode(Item.self, from: state))
-                else { continue }
-                var served: [ItemEvent] = [.created(name: item.name, quantity: item.quantity)]
-                if let note = item.note { served.append(.noteChanged(note: note)) }
-                if item.deleted { served.append(.deleted) }
-                for (index, itemEvent) in served.enumerated() {
-                    var id = SHA256()
-                    id.update(held.content.id)
-                    id.update(base.entityID)
-                    id.update([UInt8(index)])
-                    let event = Event(
-                        eventID: UUID(bytes: Array(id.finalize().prefix(16)))!,
-                        feed: FeedID(replicaID: held.content.madeBy), seq: base.lastKey.seq,
-                        timeMs: base.lastKey.timeMs, entityType: Item.entityType, entityID: base.entityID,
-                        payload: itemEvent.payload)
-                    events.append(StoredEvent(event: event, offset: offset, arrivalTimeMs: held.takenMs))
-                }
+                bases[base.entityID] = base
             }
             guard page.count == 2_000, let last = page.last, last.entityType == Item.entityType else { break }
             after = (last.entityType, last.entityID)
         }
+        var events: [StoredEvent] = []
+        for id in Set(bases.keys).union(early.keys).sorted() {
+            let start = bases[id]
+            let folded =
+                early[id].map {
+                    EventLog.base(entityType: Item.entityType, entityID: id, domain: domain, start: start, afterIt: $0)
+                } ?? start
+            guard let folded, let state = folded.state,
+                let item = Item(storedState: state) ?? (try? CanonicalJSON.decode(Item.self, from: state))
+            else { continue }
+            var served: [ItemEvent] = [.created(name: item.name, quantity: item.quantity)]
+            if let note = item.note { served.append(.noteChanged(note: note)) }
+            if item.deleted { served.append(.deleted) }
+            for (index, itemEvent) in served.enumerated() {
+                var eventID = SHA256()
+                eventID.update(held.content.id)
+                eventID.update(id)
+                eventID.update([UInt8(index)])
+                let event = Event(
+                    eventID: UUID(bytes: Array(eventID.finalize().prefix(16)))!,
+                    feed: FeedID(replicaID: held.content.madeBy), seq: folded.lastKey.seq,
+                    timeMs: folded.lastKey.timeMs, entityType: Item.entityType, entityID: id,
+                    payload: itemEvent.payload)
+                events.append(StoredEvent(event: event, offset: offset, arrivalTimeMs: held.takenMs))
+            }
+        }
         return events
+    }
+
+    /// Inside a transaction: the item events stored at or below `offset`
+    /// that the checkpoint the fold starts from does not cover (events that
+    /// arrived before some it covers), per item in canonical order.
+    private func uncoveredItemEvents(through offset: Int64) throws -> [String: [Event]] {
+        var found: [String: [Event]] = [:]
+        var scanned: Int64 = 0
+        while true {
+            let page = try storedEvents(after: scanned, through: offset, limit: 5_000)
+            guard let last = page.last else { break }
+            for inserted in page {
+                let event = inserted.stored.event
+                guard event.entityType == Item.entityType, ThinClientView.isItemID(event.entityID),
+                    !covered.covers(event)
+                else { continue }
+                found[event.entityID, default: []].append(event)
+            }
+            scanned = last.stored.offset
+        }
+        return found.mapValues { $0.sorted { $0.orderKey < $1.orderKey } }
     }
 }
