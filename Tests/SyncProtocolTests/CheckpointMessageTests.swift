@@ -30,6 +30,8 @@ struct CheckpointMessageTests {
             .basesWanted(checkpoint: Self.signed.content.id, after: EntityName(type: "item", id: "i0")),
             .bases(checkpoint: Self.signed.content.id, page: [Self.base, Self.base], last: false),
             .bases(checkpoint: Self.signed.content.id, page: [], last: true),
+            .historyFloor([FeedID(replicaID: "a"): 40, FeedID(replicaID: "b", scope: "tools"): 7]),
+            .historyFloor(VectorCursor()),
         ]
         for message in messages { #expect(try roundTrip(message) == message) }
     }
