@@ -285,7 +285,10 @@ public final class Simulation {
                 let session = node.sessions[id]!
                 guard let peer = session.peer else { continue }
                 let report = session.peerState
-                if report?.summary.hash.hex != hash || !session.peerStateIsCurrent || session.progress != (0, 0) {
+                // What `peerd wait` counts: equal cursors, and equal hashes when last compared.
+                if report?.summary.hash.hex != hash || !session.peerStateIsCurrent || session.progress != (0, 0)
+                    || session.stateCheck?.matched != true
+                {
                     lagging.append("\(replica.replicaID)<-\(peer.replicaID)")
                 }
             }

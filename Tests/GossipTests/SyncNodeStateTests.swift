@@ -58,6 +58,46 @@ import Testing
         #expect(!row.inSync && row.eventsToSend == 1)
     }
 
+    @Test func aReplicaThatKeepsTakingWritesIsInSyncWithAPeerThatHoldsItsEvents() throws {
+        let mesh = try NodeMesh(["a", "b"])
+        mesh.connect("a", "b")
+        var verified: [Int64] = []
+        for step in 0..<60 {
+            // A write every 30 or 90 ms: the cursor never stands still for a whole round.
+            try mesh.append(1, on: "a")
+            mesh.now += step % 3 == 0 ? 90 : 30
+            mesh.tick()
+            let row = try #require(mesh["b"].node.peerTable(now: mesh.now).first { $0.replicaID == "a" })
+            #expect(!row.diverged)
+            if row.inSync && row.stateVerified { verified.append(mesh.now) }
+        }
+        // Verified again and again while the writes went on, about once a second, never by a round of quiet.
+        #expect(verified.count >= 5, "\(verified)")
+        let hashes = mesh.statesSent(by: "a").count
+        #expect(hashes >= 2 && hashes <= 4, "a hashed \(hashes) times in 3.6 s")
+        let check = try #require(mesh["a"].node.sessions.values.first?.stateCheck)
+        #expect(check.matched && check.cursor.eventCount > 1)
+    }
+
+    @Test func aStateThatDiffersAtOneCursorIsADivergence() throws {
+        let mesh = try NodeMesh(["a", "b"])
+        // One origin's seq 1 is another event on each side (a restored backup that wrote again).
+        for (name, title) in [("a", "one"), ("b", "two")] {
+            try mesh.ingest(
+                [
+                    Event(
+                        eventID: UUID(), feed: FeedID(replicaID: "x"), seq: 1, timeMs: 1, entityType: Item.entityType,
+                        entityID: "i", payload: ItemEvent.created(name: title, quantity: 1).payload)
+                ], on: name)
+        }
+        mesh.connect("a", "b")
+        mesh.now += 1_000
+        mesh.tick()
+        let row = try #require(mesh["a"].node.peerTable(now: mesh.now).first { $0.replicaID == "b" })
+        #expect(row.diverged && !row.inSync && !row.stateVerified)
+        #expect(mesh["a"].node.sessions.values.first?.stateCheck?.matched == false)
+    }
+
     @Test func theHashIsNotComputedWithoutASession() throws {
         let mesh = try NodeMesh(["a"])
         try mesh.append(1, on: "a")

@@ -36,17 +36,15 @@ import Testing
         #expect(states(session.receive(.cursor([feed: 2]))) == [mine.summary])
     }
 
-    @Test func aChangedStateIsSentOnceAfterTheCursorThatItDescribes() {
+    @Test func aChangedStateOfOurCursorNowGoesOutAtOnceAfterACursorMessageThatSaysIt() {
         var session = opened(local: [feed: 2], state: nil)
         _ = session.receive(.cursor([feed: 2]))
         #expect(states(session.tick()).isEmpty)
         _ = session.localCursorChanged([feed: 3])
         let changed = report([feed: 3], count: 3, byte: 2)
-        session.localStateComputed(changed)
-        let round = session.tick()
-        #expect(round == [.send(.cursor([feed: 3])), .send(.state(changed.summary))])
-        session.localStateComputed(changed)
-        #expect(states(session.tick()).isEmpty)
+        #expect(session.localStateComputed(changed) == [.send(.cursor([feed: 3])), .send(.state(changed.summary))])
+        #expect(session.tick() == [.send(.cursor([:]))])
+        #expect(session.localStateComputed(changed).isEmpty)
         #expect(states(session.tick()).isEmpty)
     }
 
@@ -69,8 +67,10 @@ import Testing
         var session = opened(local: [feed: 5], state: nil)
         _ = session.receive(.cursor([feed: 4]))
         let theirs = StateSummary(eventCount: 4, hash: StateHash(bytes: Array(repeating: 9, count: 32))!)
-        #expect(session.receive(.state(theirs)).isEmpty)
+        // Ours is not known at that cursor: the node is asked to hash, should its log stand there.
+        #expect(session.receive(.state(theirs)) == [.peerStateReported([feed: 4])])
         #expect(session.peerState == StateReport(summary: theirs, cursor: [feed: 4]))
+        #expect(session.stateCheck == nil)
         #expect(session.peerStateIsCurrent)
         _ = session.eventsRead(
             EventPage(events: [
@@ -79,6 +79,28 @@ import Testing
             ]))
         _ = session.receive(.ack(batchID: 1, heads: [feed: 5]))
         #expect(!session.peerStateIsCurrent)
+    }
+
+    @Test func statesAreComparedAtTheCursorThePeersCursorMessagesSaid() {
+        var session = opened(local: [feed: 4], state: nil)
+        _ = session.receive(.cursor([feed: 4]))
+        session.localStateComputed(report([feed: 4], count: 4, byte: 9))
+        // We send the peer seq 5 and it acknowledges it: that raises what we know
+        // the peer holds, not the cursor its state describes.
+        _ = session.localCursorChanged([feed: 5])
+        _ = session.eventsRead(
+            EventPage(events: [
+                Event(
+                    eventID: UUID(), feed: feed, seq: 5, timeMs: 5, entityType: "item", entityID: "i", payload: "{}")
+            ]))
+        _ = session.receive(.ack(batchID: 1, heads: [feed: 5]))
+        #expect(session.peerCursor == [feed: 5])
+        let theirs = StateSummary(eventCount: 4, hash: StateHash(bytes: Array(repeating: 9, count: 32))!)
+        #expect(session.receive(.state(theirs)).isEmpty)
+        #expect(session.stateCheck == StateCheck(cursor: [feed: 4], matched: true))
+        let other = StateSummary(eventCount: 4, hash: StateHash(bytes: Array(repeating: 8, count: 32))!)
+        _ = session.receive(.state(other))
+        #expect(session.stateCheck == StateCheck(cursor: [feed: 4], matched: false))
     }
 
     @Test func aStateBeforeTheCursorIsAProtocolError() {

@@ -17,6 +17,8 @@ struct PeerList: Codable {
         var events_to_receive: UInt64
         var events_to_send: UInt64
         var in_sync: Bool
+        /// The last time both replicas hashed their state at one cursor, the hashes were equal.
+        var state_verified: Bool
         /// What the peer last reported of its state.
         var state_hash: String?
         var event_count: Int64?
@@ -52,7 +54,7 @@ struct PeerList: Codable {
                 role: row.role?.description,
                 state: row.state.rawValue, next_dial_in_ms: row.nextDialInMs, last_error: row.lastError,
                 last_sync_ms: row.lastSyncAgoMs.map { nowMs - $0 }, events_to_receive: row.eventsToReceive,
-                events_to_send: row.eventsToSend, in_sync: row.inSync,
+                events_to_send: row.eventsToSend, in_sync: row.inSync, state_verified: row.stateVerified,
                 state_hash: row.stateIsCurrent ? row.stateHash : nil,
                 event_count: row.stateIsCurrent ? row.eventCount : nil,
                 clock_skew_ms: row.clockSkewMs, identity: row.identity.map(IdentityReport.init), diverged: row.diverged,

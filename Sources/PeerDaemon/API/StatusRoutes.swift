@@ -31,7 +31,7 @@ extension DaemonAPI {
                 peers_diverged: connected.filter(\.diverged).count,
                 peers_in_sync: connected.filter { row in
                     // With scopes, equal cursors of what each may see are in sync.
-                    row.inSync && (row.partialView || (row.stateIsCurrent && row.stateHash == replica.state_hash))
+                    row.inSync && (row.partialView || row.stateVerified)
                 }.count),
             peer_identities: connected.compactMap { row in
                 row.replicaID.map {

@@ -51,6 +51,10 @@ public struct PeerRow: Sendable, Hashable {
     /// far as this node knows (no events moved since the report), so that
     /// `stateHash` is the peer's state now.
     public var stateIsCurrent = false
+    /// True when the last time both replicas hashed their state at one
+    /// cursor, the hashes were equal; with `inSync`, the peer holds our
+    /// events and folds them to our state (also while writes go on).
+    public var stateVerified = false
     /// The most this replica's events' times were ahead of our wall clock
     /// when they arrived (beyond the tolerated skew); `nil` if never.
     public var clockSkewMs: Int64?
@@ -142,12 +146,11 @@ extension SyncNode {
         return refusedFeeds.filter { $0.peer == replicaID }
     }
 
-    /// Whether the session's peer holds our cursor but another state (see `PeerRow.diverged`).
+    /// Whether the session's peer showed another state than ours at one
+    /// cursor, the last time both hashed at one (see `PeerRow.diverged`).
     func diverges(_ session: SyncSession) -> Bool {
-        guard session.isSyncing, session.progress == (0, 0), session.peerStateIsCurrent, !session.hidesFeeds,
-            let peerState = session.peerState, localStateIsCurrent, let localState
-        else { return false }
-        return peerState.summary.hash != localState.summary.hash
+        guard !session.hidesFeeds, let check = session.stateCheck else { return false }
+        return !check.matched
     }
 
     /// The heads of the feeds of declarations (scope `peersync/domains`) in `cursor`.
@@ -170,6 +173,7 @@ extension SyncNode {
         row.eventsToReceive = session.progress.toReceive
         row.eventsToSend = session.progress.toSend
         row.inSync = session.isSyncing && session.progress == (0, 0) && !diverges(session)
+        row.stateVerified = session.stateCheck?.matched == true
         if let state = session.peerState {
             row.stateHash = state.summary.hash.hex
             row.eventCount = state.summary.eventCount

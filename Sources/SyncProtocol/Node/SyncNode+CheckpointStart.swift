@@ -60,7 +60,7 @@ extension SyncNode {
         var effects: [Effect] = []
         switch outcome {
         case .success(let started):
-            _ = raiseCursor(to: started.cursor)
+            _ = raiseCursor(to: started.cursor, now: now)
             var fields = [
                 ("checkpoint", id), ("peer", peer), ("entities", "\(checkpoint.content.entityCount)"),
                 ("bytes", "\(bytes)"), ("ms", "\(now - since)"),
@@ -69,7 +69,8 @@ extension SyncNode {
             emit(
                 LogRecord(
                     .info, rebase ? .checkpointRebased : .checkpointStarted,
-                    rebase ? "moved onto a peer's checkpoint: it no longer holds events this log lacked"
+                    rebase
+                        ? "moved onto a peer's checkpoint: it no longer holds events this log lacked"
                         : "started from a checkpoint", fields))
             checkpoints.floor = checkpoint.content
             if checkpoints.held?.content.id != checkpoint.content.id { effects += hold(checkpoint, now: now) }
@@ -168,7 +169,8 @@ extension SyncNode {
             }
             emit(
                 LogRecord(
-                    .info, .checkpointRebasing, "a peer no longer holds events this log lacks: moving onto its checkpoint",
+                    .info, .checkpointRebasing,
+                    "a peer no longer holds events this log lacks: moving onto its checkpoint",
                     [
                         ("checkpoint", Hex.string(offered.content.id)),
                         ("peer", sessions[id]?.peer?.replicaID ?? "?"),

@@ -128,7 +128,7 @@ extension SyncNode {
             return []
         case .success(let done):
             storage.connections[id]!.storing = nil
-            let moved = raiseCursor(to: done.cursor)
+            let moved = raiseCursor(to: done.cursor, now: now)
             let delivered = batches.reduce(0) { $0 + $1.events.count }
             statistics.eventsReceived += delivered
             statistics.eventsStored += done.report.stored.count
@@ -239,6 +239,37 @@ extension SyncNode {
     /// True when `localState` describes the log as this node last heard of it.
     var localStateIsCurrent: Bool { localState?.cursor == cursor }
 
+    /// When the state is hashed next: once the cursor has stood still for
+    /// `stateQuietMs`, and `stateHashSpacingMs` after the last hash (each
+    /// one reads every projection and costs ~60 bytes per peer, so a log
+    /// that keeps taking writes is hashed about once a second, in a lull).
+    var stateHashDueAt: Milliseconds? {
+        guard !sessions.isEmpty, !localStateIsCurrent, !storage.hashing else { return nil }
+        var due = cursorMovedAt + configuration.stateQuietMs
+        if let last = lastHashAt { due = max(due, last + configuration.stateHashSpacingMs) }
+        if let again = storage.hashAgainAt { due = max(due, again) }
+        return due
+    }
+
+    /// Asks storage for the state summary at the cursor now.
+    mutating func hashState(now: Milliseconds) -> [Effect] {
+        storage.hashing = true
+        storage.hashAgainAt = nil
+        lastHashAt = now
+        return [.computeState]
+    }
+
+    /// A peer reported its state at `reported`: when our log stands there
+    /// and ours is not known, it is hashed now, so that the two can be
+    /// compared while writes go on (at most four times per spacing).
+    mutating func hashForPeer(at reported: VectorCursor, now: Milliseconds) -> [Effect] {
+        guard reported == cursor, !localStateIsCurrent, !storage.hashing,
+            storage.hashAgainAt.map({ $0 <= now }) ?? true,
+            lastHashAt.map({ now - $0 >= configuration.stateHashSpacingMs / 4 }) ?? true
+        else { return [] }
+        return hashState(now: now)
+    }
+
     /// The round: every session says what changed in our cursor (the
     /// keepalive). On a quiet log (no change for a whole round) the pending
     /// projection rows are written, and the state is hashed for the peers.
@@ -249,16 +280,6 @@ extension SyncNode {
         if quiet && projectionsWrittenAt != cursor {
             projectionsWrittenAt = cursor
             effects.append(.writePendingProjections)
-        }
-        // Hash only once the log has been quiet for a whole round: while
-        // events keep coming, a summary is stale at once, and each one
-        // costs a scan of every projection and ~60 bytes per peer.
-        if quiet, !sessions.isEmpty, !localStateIsCurrent, !storage.hashing,
-            storage.hashAgainAt.map({ $0 <= now }) ?? true
-        {
-            storage.hashing = true
-            storage.hashAgainAt = nil
-            effects.append(.computeState)
         }
         for id in sessions.keys.sorted() {
             effects += perform(sessions[id]!.tick(), on: id, now: now)

@@ -35,6 +35,12 @@ public struct SyncNode: Sendable {
         public var graftAfterMs: Milliseconds = 250
         /// How long storage work that failed waits before it is tried again.
         public var storageRetryMs: Milliseconds = 5_000
+        /// The state is hashed for the peers once the cursor has stood
+        /// still this long, at most once per `stateHashSpacingMs` (a hash
+        /// reads every projection); a peer's state at our cursor is
+        /// answered with ours sooner, at most once per a quarter of it.
+        public var stateQuietMs: Milliseconds = 50
+        public var stateHashSpacingMs: Milliseconds = 1_000
         /// Seeds the peer manager's choice of peers.
         public var seed: UInt64 = 0
         /// This replica's identity key, which every `hello` proves, and its
@@ -121,10 +127,14 @@ public struct SyncNode: Sendable {
     /// What this replica holds, as storage last said.
     public internal(set) var cursor: VectorCursor
     public internal(set) var statistics = SyncStatistics()
-    /// This replica's state summary as last computed (at most once per
-    /// anti-entropy round, only after the log changed and while a session
+    /// This replica's state summary as last computed (once the cursor stood
+    /// still for `stateQuietMs`, at most once per `stateHashSpacingMs`, or
+    /// when a peer reported its state at our cursor; only while a session
     /// is open), with the cursor it describes; `nil` until then.
     public internal(set) var localState: StateReport?
+    /// When the cursor last moved, and when a hash was last asked for.
+    var cursorMovedAt: Milliseconds = 0
+    var lastHashAt: Milliseconds?
     let emit: @Sendable (LogRecord) -> Void
     var lastAntiEntropyAt: Milliseconds?
     /// The cursor at the last anti-entropy round, to tell a quiet log from a busy one.
@@ -282,6 +292,7 @@ public struct SyncNode: Sendable {
         if let retry = storage.retryAt { deadline = min(deadline, retry) }
         if let repair = nextGraftCheck { deadline = min(deadline, repair) }
         if let decision = checkpoints.startDecisionAt(configuration) { deadline = min(deadline, decision) }
+        if let hash = stateHashDueAt { deadline = min(deadline, hash) }
         return deadline
     }
 
@@ -297,6 +308,8 @@ public struct SyncNode: Sendable {
             lastAntiEntropyAt = now
             effects += endExpiredSessions() + antiEntropyRound(now: now)
         }
+        // After the round: a summary answered at once must follow the cursor message the round sent.
+        if let hash = stateHashDueAt, hash <= now { effects += hashState(now: now) }
         return effects
     }
 
@@ -308,19 +321,20 @@ public struct SyncNode: Sendable {
         cursor fresh: VectorCursor, committed: [Event] = [], signed: [SignedHead] = [], now: Milliseconds
     ) -> [Effect] {
         recent.remember(committed, signed: signed)
-        guard raiseCursor(to: fresh) else { return [] }
+        guard raiseCursor(to: fresh, now: now) else { return [] }
         return broadcastCursor(except: nil, now: now) + logGrew(now: now)
     }
 
     /// Raises `cursor` to `fresh`, feed by feed (a log only grows, so an
     /// answer that was overtaken never lowers it); true when it moved.
-    mutating func raiseCursor(to fresh: VectorCursor) -> Bool {
+    mutating func raiseCursor(to fresh: VectorCursor, now: Milliseconds) -> Bool {
         var moved: Set<FeedID> = []
         for (feed, head) in fresh.heads where head > cursor[feed] {
             cursor[feed] = head
             moved.insert(feed)
         }
         refusals.resolve(moved)
+        if !moved.isEmpty { cursorMovedAt = now }
         return !moved.isEmpty
     }
 
@@ -391,6 +405,8 @@ public struct SyncNode: Sendable {
             case .peerCursorHeld:
                 if case .undecided = checkpoints.start { checkpoints.answered.insert(id) }
                 effects += decideStartIfDue(now: now)
+            case .peerStateReported(let reported):
+                effects += hashForPeer(at: reported, now: now)
             case .refusedWrites(let events):
                 noteRefusedWrites(events, on: id)
             case .learnedRevocations(let learned):

@@ -67,3 +67,16 @@ public struct StateReport: Hashable, Sendable {
         self.heads = heads
     }
 }
+
+/// The outcome of comparing our state with a peer's at one cursor.
+public struct StateCheck: Hashable, Sendable {
+    /// The cursor both states describe.
+    public var cursor: VectorCursor
+    /// True when the two state hashes are equal.
+    public var matched: Bool
+
+    public init(cursor: VectorCursor, matched: Bool) {
+        self.cursor = cursor
+        self.matched = matched
+    }
+}

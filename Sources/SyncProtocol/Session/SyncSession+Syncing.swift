@@ -53,6 +53,11 @@ extension SyncSession {
         var sentState: StateReport?
         /// The peer's latest `state` message and the cursor it describes.
         var peerState: StateReport?
+        /// The peer's cursor as its cursor messages alone said it (not
+        /// raised by acks or by what we sent): what its `state` describes.
+        var peerAdvertised = VectorCursor()
+        /// The last time the two states were compared at one cursor.
+        var stateCheck: StateCheck?
 
         init(peer: Hello, localReplicaID: String) {
             self.peer = peer
@@ -66,6 +71,7 @@ extension SyncSession {
             lazyLimit = roundLimit
             roundLimit = localCursor
             for (feed, head) in heads.heads {
+                peerAdvertised[feed] = head
                 peerHeads[feed] = head
                 if head > sentHeads[feed] {
                     sentHeads[feed] = head
@@ -248,6 +254,12 @@ extension SyncSession {
             guard let localState, localState != sentState, localState.cursor == advertised else { return [] }
             sentState = localState
             return [.send(.state(localState.summary))]
+        }
+
+        /// Compares the two states when they describe one cursor.
+        mutating func compareStates(local: StateReport?) {
+            guard let local, let peerState, local.cursor == peerState.cursor else { return }
+            stateCheck = StateCheck(cursor: local.cursor, matched: local.summary.hash == peerState.summary.hash)
         }
     }
 }

@@ -107,6 +107,9 @@ public struct SyncSession: Sendable {
         /// The peer's first cursor arrived while ours is held: the node
         /// decides whether to start from a checkpoint, then releases ours.
         case peerCursorHeld
+        /// The peer reported its state at this cursor, and ours is not known
+        /// there: the node hashes its state if its log stands at that cursor.
+        case peerStateReported(VectorCursor)
         /// End the connection; the reason is for the log.
         case close(reason: String)
     }
@@ -311,9 +314,12 @@ public struct SyncSession: Sendable {
             return (refused.isEmpty ? [] : [.refusedWrites(refused)]) + [.ingest(writable)]
         case (.syncing(var syncing), .state(let summary)):
             // The sender's cursor messages so far describe what it held.
-            syncing.peerState = StateReport(summary: summary, cursor: syncing.peerHeads)
+            let report = StateReport(summary: summary, cursor: syncing.peerAdvertised)
+            syncing.peerState = report
+            syncing.compareStates(local: localState)
             state = .syncing(syncing)
-            return []
+            // Ours at that cursor, if the log still stands there, lets the two be compared.
+            return localState?.cursor == report.cursor || hidesFeeds ? [] : [.peerStateReported(report.cursor)]
         case (.syncing(var syncing), .ack(let batchID, let heads)):
             guard batchID < syncing.nextBatchID, syncing.unacknowledged > 0 else {
                 return fail("ack for unsent batch \(batchID)")
@@ -498,7 +504,23 @@ public struct SyncSession: Sendable {
         guard case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
-        return syncing.stateIfDue(report, advertised: advertised)
+        syncing.compareStates(local: report)
+        var directives: [Directive] = []
+        if report.cursor == localCursor, report.cursor != advertised, !hidesFeeds {
+            // It describes our cursor now, ahead of what the rounds told: say that first, then the state.
+            var changed = VectorCursor()
+            for (feed, head) in localCursor.heads where head != advertised[feed] { changed[feed] = head }
+            advertised = localCursor
+            directives.append(.send(.cursor(changed)))
+        }
+        return directives + syncing.stateIfDue(report, advertised: advertised)
+    }
+
+    /// The last comparison of the two states at one cursor: nil before
+    /// the first (neither side hashed at a cursor the other reported).
+    public var stateCheck: StateCheck? {
+        if case .syncing(let syncing) = state { return syncing.stateCheck }
+        return nil
     }
 
     /// Ends the session from our side.
