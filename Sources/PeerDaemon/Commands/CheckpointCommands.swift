@@ -207,8 +207,13 @@ struct CheckpointReport: Codable, Equatable {
     var feeds: Int
     var entities: UInt64
     var state_hash: String
-    /// False when this replica started from it and holds none of the events it covers.
+    /// False when this replica lacks events it covers: it started from a
+    /// checkpoint, moved onto one, or dropped history.
     var history_held: Bool
+    /// The checkpoint (id) at or below whose cursor this replica holds no
+    /// event, and how many events that cursor covers; absent while it holds every event.
+    var history_floor: String?
+    var history_floor_events: UInt64?
     var taken_ms: Int64
 
     init(_ held: HeldCheckpoint) {
@@ -225,13 +230,22 @@ struct CheckpointReport: Codable, Equatable {
         entities = content.entityCount
         state_hash = Hex.string(content.stateHash)
         history_held = held.historyHeld
+        history_floor = held.floor.map { Hex.string($0.id) }
+        history_floor_events = held.floor?.cursor.eventCount
         taken_ms = held.takenMs
     }
 
     var text: String {
         "checkpoint \(id.prefix(16)) made by \(made_by)\(signer.map { ", signed by the \($0)" } ?? ""): covers "
             + "\(covers_events) events of \(feeds) feeds, \(entities) entities, state hash \(state_hash.prefix(16)); "
-            + (history_held ? "the events it covers are held" : "this replica holds none of the events it covers")
+            + historyText
+    }
+
+    private var historyText: String {
+        guard let floor = history_floor else { return "the events it covers are held" }
+        if floor == id { return "this replica holds none of the events it covers" }
+        return "this replica holds the events it covers after checkpoint \(floor.prefix(16)), none of the "
+            + "\(history_floor_events ?? 0) that one covers"
     }
 
     var json: String { CanonicalJSON.text(of: self) }

@@ -74,7 +74,8 @@ extension EventLog {
             try blocks.bind([.int(row), .int(Int64(seq))])
             if try blocks.step() { dropped += blocks.int64(0) }
             blocks.reset()
-            try db.cached("DELETE FROM event_blocks WHERE feed = ? AND last_seq <= ?").run([.int(row), .int(Int64(seq))])
+            let covered: [SQLiteValue] = [.int(row), .int(Int64(seq))]
+            try db.cached("DELETE FROM event_blocks WHERE feed = ? AND last_seq <= ?").run(covered)
         }
         return dropped
     }
