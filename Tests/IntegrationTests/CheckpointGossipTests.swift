@@ -94,4 +94,49 @@ struct CheckpointGossipTests {
         let bad = try Executables.peerd(["run", "--keep-history", "forever"], data: temp.url("c"))
         #expect(bad.status == 78 && bad.stderr.contains("keep-history"), "\(bad.stderr)")
     }
+
+    @Test(
+        "a device nobody running had met, behind history everyone dropped, moves onto the checkpoint and keeps its own edit"
+    )
+    func aStrangerBehindTheFloorMovesOntoTheCheckpoint() throws {
+        try temp.cluster("a", ["b", "d"])
+        for index in 0..<12 { try temp.peerdOK(["item", "create", "part-\(index)", "\(index)"], "a") }
+        // d writes offline: a and b never hear of it before they drop the history.
+        try temp.peerdOK(["item", "create", "written offline", "3"], "d")
+        let keep = ["--keep-history", "0d"]
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "info", extra: keep)
+        let b = try Daemon.start(data: temp.url("b"), peers: [a.address], logLevel: "info", extra: keep)
+        _ = try Convergence.wait([temp.url("a"), temp.url("b")])
+        let id = try #require(try jsonObject(try temp.peerdOK(["checkpoint", "make", "--json"], "a"))["id"] as? String)
+        #expect(a.waitForEvent(.historyDropped, ["checkpoint": id]), "\(a.stderr)")
+        #expect(b.waitForEvent(.historyDropped, ["checkpoint": id]), "\(b.stderr)")
+        let d = try Daemon.start(data: temp.url("d"), peers: [a.address], logLevel: "info")
+        #expect(d.waitForEvent(.checkpointRebased, ["checkpoint": id]), "\(d.stderr)")
+        let statuses = try Convergence.wait([temp.url("a"), temp.url("b"), temp.url("d")])
+        #expect(statuses.map(\.event_count) == [1, 1, 1], "each holds only d's edit after the checkpoint")
+        #expect(try Peek.log(temp.url("d")).projections(Item.self).count == 13)
+        let checkpoint = try #require(try json(d, "/status")["checkpoint"] as? [String: Any])
+        #expect(checkpoint["id"] as? String == id && checkpoint["history_floor"] as? String == id)
+        #expect(try temp.peerdOK(["check", "--refold"], "d").hasPrefix("ok:"))
+        _ = (a, b, d)
+    }
+
+    @Test("a phone that asks GET /events?from=checkpoint is served the checkpoint's state, then the events after it")
+    func aPhoneStartsFromTheCheckpointOnRequest() throws {
+        try temp.cluster("a", [])
+        for index in 0..<6 { try temp.peerdOK(["item", "create", "part-\(index)", "\(index)"], "a") }
+        try temp.peerdOK(["checkpoint", "make"], "a")
+        let a = try Daemon.start(data: temp.url("a"), logLevel: "info")
+        try temp.peerdOK(["item", "create", "after the checkpoint", "1"], "a")
+        let whole = try jsonObject(try a.api!.request("GET", "/events?after=0").text)
+        #expect((whole["events"] as? [[String: Any]])?.count == 7)
+        let started = try jsonObject(try a.api!.request("GET", "/events?after=0&from=checkpoint").text)
+        let state = try #require(started["events"] as? [[String: Any]])
+        #expect(state.count == 6 && state.allSatisfy { $0["server_offset"] as? Int == 6 }, "\(state)")
+        #expect(started["next_offset"] as? Int == 6)
+        let tail = try jsonObject(try a.api!.request("GET", "/events?after=6&from=checkpoint").text)
+        #expect((tail["events"] as? [[String: Any]])?.count == 1)
+        let bad = try a.api!.request("GET", "/events?after=0&from=yesterday")
+        #expect(bad.status == 400 && bad.text.contains("from"), "\(bad.text)")
+    }
 }

@@ -107,4 +107,17 @@ struct DroppedHistoryTests {
         #expect(state.contains { $0.event.entityID == nuts })
         #expect(try log.thinClientEvents(after: 3, limit: 10).isEmpty)
     }
+
+    @Test("a thin client asking for the checkpoint of a log that holds its history is served its state, then the rest")
+    func thinClientFromTheCheckpointOnRequest() throws {
+        let log = try checkpointed()
+        try log.append(NewEvent(item: bolts, .quantityChanged(quantity: 9)))
+        #expect(try log.thinClientEvents(after: 0, limit: 10).count == 5)  // the whole history, as always
+        let state = try log.thinClientEvents(after: 0, limit: 10, fromCheckpoint: true)
+        #expect(state.count == 4 && state.allSatisfy { $0.offset == 4 })
+        #expect(try log.thinClientEvents(after: 4, limit: 10, fromCheckpoint: true).map(\.offset) == [5])
+        #expect(
+            try log.thinClientEvents(after: 0, limit: 10, fromCheckpoint: true).map(\.event.eventID)
+                == state.map(\.event.eventID))
+    }
 }

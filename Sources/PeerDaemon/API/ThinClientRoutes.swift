@@ -32,7 +32,7 @@ extension DaemonAPI {
         return .json(200, "[" + stored.map(EventJSON.line(for:)).joined(separator: ",") + "]")
     }
 
-    /// `GET /events?after=OFFSET&limit=N&types=T1,T2` → `{"events":[…],"next_offset":X}`
+    /// `GET /events?after=OFFSET&limit=N&types=T1,T2&from=checkpoint` → `{"events":[…],"next_offset":X}`
     /// (item events only, as the seed's client takes them, unless `types` names others):
     /// `X` is the offset of the page's last event, null only on an empty page.
     /// A device whose read scopes are limited gets only events of those
@@ -49,7 +49,15 @@ extension DaemonAPI {
             types = Set(named.split(separator: ",").map(String.init))
             guard !types.isEmpty else { throw APIError.badRequest("?types= must name entity types, comma-separated") }
         }
-        let page = try reads.read { try $0.thinClientEvents(after: after, limit: Int(limit), types: types) }
+        let fromCheckpoint: Bool
+        switch request.query["from"] {
+        case nil: fromCheckpoint = false
+        case "checkpoint": fromCheckpoint = true
+        case let other?: throw APIError.badRequest("?from= takes only \"checkpoint\", not \"\(other)\"")
+        }
+        let page = try reads.read {
+            try $0.thinClientEvents(after: after, limit: Int(limit), types: types, fromCheckpoint: fromCheckpoint)
+        }
         let next = page.last.map { String($0.offset) } ?? "null"
         let shown = device.map { device in page.filter { device.mayRead($0.event.feed.scope) } } ?? page
         return .json(

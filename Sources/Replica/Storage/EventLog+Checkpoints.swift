@@ -438,7 +438,7 @@ extension EventLog {
     }
 
     /// The events of a feed row with seq in `seqs`, with their entity rows, in seq order.
-    private func feedEvents(feedRow: Int64, seqs: ClosedRange<UInt64>, limit: Int) throws -> [InsertedEvent] {
+    func feedEvents(feedRow: Int64, seqs: ClosedRange<UInt64>, limit: Int) throws -> [InsertedEvent] {
         let range = Int64(seqs.lowerBound)...Int64(min(seqs.upperBound, UInt64(Int64.max)))
         let rows = try storedEventsWithEntity(
             "WHERE e.feed = ? AND e.seq BETWEEN ? AND ? ORDER BY e.seq LIMIT ?",

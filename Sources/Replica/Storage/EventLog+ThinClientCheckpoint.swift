@@ -15,6 +15,24 @@ extension EventLog {
         return try statement.step() ? Int64(statement.text(0)) ?? 0 : 0
     }
 
+    /// Inside a transaction: the local offset of the newest event held that
+    /// `content` covers (0 for none held): within a feed offsets grow with
+    /// seq, so it is the offset of each feed's covered head, a row or in a block.
+    func newestOffset(coveredBy content: CheckpointContent) throws -> Int64 {
+        var newest: Int64 = 0
+        for (feed, seq) in content.cursor.heads {
+            guard let row = try feedRowID(feed, create: false) else { continue }
+            let at = try db.scalarInt(
+                """
+                SELECT coalesce((SELECT local_offset FROM events WHERE feed = ?1 AND seq = ?2),
+                                (SELECT first_offset + (?2 - first_seq) FROM event_blocks
+                                 WHERE feed = ?1 AND first_seq <= ?2 AND last_seq >= ?2), 0)
+                """, [.int(row), .int(Int64(seq))])
+            newest = max(newest, at ?? 0)
+        }
+        return newest
+    }
+
     /// Inside a write transaction: raises `history_offset` to `offset`.
     func raiseHistoryOffset(to offset: Int64) throws {
         guard offset > (try historyOffset()) else { return }
@@ -74,21 +92,25 @@ extension EventLog {
 
     /// Inside a transaction: the item events stored at or below `offset`
     /// that the checkpoint the fold starts from does not cover (events that
-    /// arrived before some it covers), per item in canonical order.
+    /// arrived before some it covers), per item in canonical order. Each
+    /// feed is read from the first seq the checkpoint does not cover until
+    /// its events pass `offset` (offsets grow with seq within a feed).
     private func uncoveredItemEvents(through offset: Int64) throws -> [String: [Event]] {
         var found: [String: [Event]] = [:]
-        var scanned: Int64 = 0
-        while true {
-            let page = try storedEvents(after: scanned, through: offset, limit: 5_000)
-            guard let last = page.last else { break }
-            for inserted in page {
-                let event = inserted.stored.event
-                guard event.entityType == Item.entityType, ThinClientView.isItemID(event.entityID),
-                    !covered.covers(event)
-                else { continue }
-                found[event.entityID, default: []].append(event)
+        for (feed, head) in try cursor().heads where head > covered.cursor[feed] {
+            guard let row = try feedRowID(feed, create: false) else { continue }
+            var next = covered.cursor[feed] + 1
+            reading: while next <= head {
+                let page = try feedEvents(feedRow: row, seqs: next...head, limit: 1_024)
+                guard let last = page.last else { break }
+                for inserted in page {
+                    guard inserted.stored.offset <= offset else { break reading }
+                    let event = inserted.stored.event
+                    guard event.entityType == Item.entityType, ThinClientView.isItemID(event.entityID) else { continue }
+                    found[event.entityID, default: []].append(event)
+                }
+                next = last.stored.event.seq + 1
             }
-            scanned = last.stored.offset
         }
         return found.mapValues { $0.sorted { $0.orderKey < $1.orderKey } }
     }

@@ -26,15 +26,24 @@ extension EventLog {
     /// client that knows declared domains (docs/domains.md) asks for them,
     /// and their events are served as stored, undos and all; `item` among
     /// them is served as above.
-    public func thinClientEvents(after offset: Int64, limit: Int, types: Set<String> = [Item.entityType]) throws
-        -> [StoredEvent]
-    {
+    ///
+    /// With `fromCheckpoint`, a client whose `offset` lies before the
+    /// checkpoint this log folds from is served that checkpoint's state the
+    /// same way, at the offset of the newest event it covers, even where
+    /// the history is still held: a new phone starts from the checkpoint
+    /// instead of pulling every event (docs/relay.md).
+    public func thinClientEvents(
+        after offset: Int64, limit: Int, types: Set<String> = [Item.entityType], fromCheckpoint: Bool = false
+    ) throws -> [StoredEvent] {
         guard limit > 0, !types.isEmpty else { return [] }
         let sortedTypes = types.sorted()
         let placeholders = sortedTypes.map { _ in "?" }.joined(separator: ",")
         return try read {
             // A cursor before the history held here gets the checkpoint's state, in one page.
-            let floor = try historyOffset()
+            var floor = try historyOffset()
+            if fromCheckpoint, let held = try checkpoint() {
+                floor = max(floor, try newestOffset(coveredBy: held.content))
+            }
             if offset < floor, types.contains(Item.entityType) {
                 let state = try checkpointItemEvents(at: floor)
                 if !state.isEmpty { return state }
