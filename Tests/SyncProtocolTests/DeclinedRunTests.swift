@@ -114,6 +114,20 @@ import Testing
         #expect(sends(session.eventsRead(page(1...5, signed: true))))
     }
 
+    @Test func certificatesThatCrossWhileAnUnsignedPageIsReadMakeItBeReadAgainNotHeldBack() {
+        var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:]) { $0.sendsOnlyProvenRuns = true }
+        // The import's last transaction brings the certificates and signatures, not more events.
+        #expect(session.certificatesExchanged().isEmpty, "a read is pending")
+        let again = session.eventsRead(page(1...3, signed: false))
+        #expect(
+            again.contains {
+                if case .readEvents(let ranges, _, _) = $0 { ranges.first?.seqs == 1...3 } else { false }
+            },
+            "read again, not held back: \(again)")
+        #expect(session.declinedFeeds.isEmpty)
+        #expect(sends(session.eventsRead(page(1...3, signed: true))))
+    }
+
     @Test func withoutTheSettingAnUnsignedRunGoesAsBefore() {
         var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:])
         #expect(sends(session.eventsRead(page(1...3, signed: false))))

@@ -43,6 +43,12 @@ extension SyncSession {
         /// Our cursor when the pending read was asked for: a feed that grew
         /// since then is read again rather than held back (below).
         var cursorAtRead = VectorCursor()
+        /// Counts the times declined feeds were given another chance (our
+        /// head moved, certificates crossed); with its value when the
+        /// pending read was asked for, a chance that came while the read was
+        /// out makes an unprovable run of it be read again, not held back.
+        var retries = 0
+        var retriesAtRead = 0
         /// A page read while the window was full, to go as the next batch
         /// the moment an ack opens it (so the link does not wait for a read).
         var heldPage: EventPage?
@@ -103,6 +109,7 @@ extension SyncSession {
 
         /// Declined feeds among `feeds` go again from what the peer holds.
         mutating func retryDeclined(_ feeds: some Sequence<FeedID>) {
+            retries += 1
             for feed in feeds where declined.remove(feed) != nil && sentHeads[feed] > peerHeads[feed] {
                 sentHeads[feed] = peerHeads[feed]
             }
@@ -132,9 +139,11 @@ extension SyncSession {
             for (feed, run) in runs where run.upperBound > sentHeads[feed] && run.lowerBound <= sentHeads[feed] + 1 {
                 if configuration.sendsOnlyProvenRuns && page.proofs[feed]?.head.signature == nil {
                     // No signature covers it yet. If the feed grew while the page was read (an import
-                    // committing its last batch, which brings the signed head), it is read again;
-                    // otherwise it is held back, as if the peer declined it, until our head moves.
-                    if localCursor[feed] <= cursorAtRead[feed] {
+                    // committing its last batch, which brings the signed head), or certificates crossed
+                    // meanwhile (an import's last transaction brings them with the signatures), it is
+                    // read again; otherwise it is held back, as if the peer declined it, until our head
+                    // moves or certificates cross.
+                    if localCursor[feed] <= cursorAtRead[feed] && retries == retriesAtRead {
                         sentHeads[feed] = run.upperBound
                         declined.insert(feed)
                     }
@@ -194,6 +203,7 @@ extension SyncSession {
             ranges.sort { $0.feed < $1.feed }
             readPending = true
             cursorAtRead = localCursor
+            retriesAtRead = retries
             return [
                 .readEvents(ranges: ranges, maxEvents: configuration.batchEvents, maxBytes: configuration.batchBytes)
             ]

@@ -402,9 +402,10 @@ public struct SyncSession: Sendable {
     /// the peer declined go again from what it holds, since a key it lacked
     /// may have reached it (docs/protocol.md "Runs a peer declined").
     public mutating func certificatesExchanged() -> [Directive] {
-        guard case .syncing(var syncing) = state, !syncing.declined.isEmpty else { return [] }
+        guard case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
+        // Counted even with nothing declined yet: a read out now must not hold back what they prove.
         syncing.retryDeclined(syncing.declined)
         return syncing.pump(localCursor: localCursor, configuration: configuration)
     }
