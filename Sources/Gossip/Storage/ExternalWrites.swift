@@ -6,8 +6,11 @@ import Synchronization
 /// Tells when another process may have committed to a database, or
 /// deleted or replaced it: inotify on its directory reports writes to the
 /// file or its WAL, and the file deleted or moved, and `changed`
-/// runs (at most once per `coalesceMs`, on the watcher's thread). Without
-/// inotify it looks once a second instead. The executor then asks SQLite
+/// runs (at most once per `coalesceMs`, on the watcher's thread). It also
+/// runs once a second when nothing was reported: a commit's last step
+/// updates the WAL index through shared memory, which inotify does not
+/// see, so a look that came a moment too early would otherwise be the
+/// last until the next write. The executor then asks SQLite
 /// (`PRAGMA data_version`) whether anything was really committed.
 final class ExternalWrites: Sendable {
     /// Writes within this many milliseconds make one call.
@@ -51,10 +54,10 @@ final class ExternalWrites: Sendable {
         while running.load(ordering: .acquiring) {
             var descriptors = [pollfd(fd: stopSignal, events: Int16(POLLIN), revents: 0)]
             if inotify >= 0 { descriptors.append(pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), inotify >= 0 ? -1 : 1_000)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), 1_000)
             guard running.load(ordering: .acquiring) else { return }
             if ready == 0 {
-                changed()  // no inotify: look once a second
+                changed()  // a second without a report: look anyway
                 continue
             }
             guard ready > 0, inotify >= 0, descriptors[1].revents != 0 else { continue }
