@@ -13,23 +13,13 @@ import Testing
         try NodeMesh(names, signed: true) { $0.retention = keep }
     }
 
-    /// `name` makes a checkpoint of its log, signs it as its maker, takes it and tells its node.
-    @discardableResult
-    private func makeCheckpoint(on name: String, in mesh: NodeMesh) throws -> SignedCheckpoint {
-        let log = mesh[name].log
-        let signed = SignedCheckpoint.sign(try log.makeCheckpoint(), by: NodeMesh.identityKey(of: name), as: .maker)
-        _ = try log.take(signed.content, statement: signed.bytes)
-        mesh.input(name) { $0.checkpointGiven(signed, now: 0) }
-        return signed
-    }
-
     @Test func aReplicaThatMissedTwoCheckpointsTakesThemInOrderOnceItHoldsTheirEvents() throws {
         let mesh = try mesh(["a", "b", "c"])
         try mesh.append(20, on: "a")
         mesh.connect("a", "b")
-        let first = try makeCheckpoint(on: "a", in: mesh)
+        let first = try mesh.makeCheckpoint(on: "a")
         try mesh.append(10, on: "a")
-        let second = try makeCheckpoint(on: "a", in: mesh)
+        let second = try mesh.makeCheckpoint(on: "a")
         #expect(try mesh["b"].log.checkpoint()?.content.id == second.content.id)
         // c is shown the chain before it holds a single covered event.
         mesh.connect("c", "b")
@@ -45,7 +35,7 @@ import Testing
         let mesh = try mesh(["a", "b", "c"], keep: .days(0))
         try mesh.append(40, on: "a")
         mesh.connect("a", "b")
-        let signed = try makeCheckpoint(on: "a", in: mesh)
+        let signed = try mesh.makeCheckpoint(on: "a")
         mesh.tick()
         // a and b know no other member: both acknowledged, both dropped the history.
         #expect(try mesh["a"].log.eventCount() == 0 && mesh["b"].log.eventCount() == 0)

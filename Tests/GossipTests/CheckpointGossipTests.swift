@@ -19,16 +19,6 @@ import Testing
         }
     }
 
-    /// `name` makes a checkpoint of its log, signs it as its maker, takes it and tells its node.
-    @discardableResult
-    private func makeCheckpoint(on name: String, in mesh: NodeMesh) throws -> SignedCheckpoint {
-        let log = mesh[name].log
-        let signed = SignedCheckpoint.sign(try log.makeCheckpoint(), by: NodeMesh.identityKey(of: name), as: .maker)
-        _ = try log.take(signed.content, statement: signed.bytes)
-        mesh.input(name) { $0.checkpointGiven(signed, now: 0) }
-        return signed
-    }
-
     private func heldID(_ member: NodeMesh.Member) throws -> String? {
         try member.log.checkpoint().map { Hex.string($0.content.id) }
     }
@@ -39,7 +29,7 @@ import Testing
         try mesh.append(30, on: "b")
         mesh.connect([("a", "b"), ("b", "c")])
         #expect(try mesh["c"].log.eventCount() == 70)
-        let signed = try makeCheckpoint(on: "a", in: mesh)
+        let signed = try mesh.makeCheckpoint(on: "a")
         let id = Hex.string(signed.content.id)
         #expect(try heldID(mesh["b"]) == id)
         #expect(try heldID(mesh["c"]) == id)  // from b, which passed it on
@@ -86,7 +76,7 @@ import Testing
         let mesh = try mesh(["a", "b", "d"], fresh: ["d"])
         try mesh.append(300, on: "a")
         mesh.connect("a", "b")
-        try makeCheckpoint(on: "a", in: mesh)
+        try mesh.makeCheckpoint(on: "a")
         try mesh.append(20, on: "a")  // the tail
         mesh.connect("d", "a")
         let held = try #require(try mesh["d"].log.checkpoint())
@@ -138,7 +128,7 @@ import Testing
         mesh.connect([("a", "b"), ("b", "c")])
         mesh.disconnect("b", "c")
         try mesh.append(10, on: "a")  // c lacks these: it must still get them
-        try makeCheckpoint(on: "a", in: mesh)
+        try mesh.makeCheckpoint(on: "a")
         let blocked = mesh["a"].node.historyCollection
         #expect(blocked.stage == .blocked)
         #expect(blocked.blockers.map(\.replica) == ["c"])
@@ -161,7 +151,7 @@ import Testing
         try mesh.append(20, on: "a")
         mesh.connect([("a", "b"), ("b", "c")])
         mesh.disconnect("b", "c")
-        try makeCheckpoint(on: "a", in: mesh)
+        try mesh.makeCheckpoint(on: "a")
         mesh.tick()
         #expect(mesh["a"].node.historyCollection.blockers.map(\.replica) == ["c"])
         #expect(try mesh["a"].log.eventCount() == 20)
@@ -178,7 +168,7 @@ import Testing
         try mesh["a"].log.append(NewEvent(item: "x", .deleted))
         try mesh.localChanged(on: "a")
         mesh.connect("a", "b")
-        try makeCheckpoint(on: "a", in: mesh)
+        try mesh.makeCheckpoint(on: "a")
         mesh.tick()
         #expect(try mesh["a"].log.eventCount() == 0)  // dropped: both acknowledged
         // A device whose clock is a year behind edits x after the drop: its

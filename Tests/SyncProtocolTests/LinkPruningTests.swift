@@ -209,6 +209,6 @@ import Testing
         #expect(throws: WireError.self) { try decoder.decode(writer) }
         writer = [10, 0]
         #expect(try decoder.decode(writer) == .graft(origins: []))
-        #expect(throws: WireError.unknownMessageType(19)) { try decoder.decode([19]) }
+        #expect(throws: WireError.unknownMessageType(20)) { try decoder.decode([20]) }
     }
 }

@@ -75,7 +75,7 @@ import Testing
 
     @Test func typesAfterStateAreStillRefused() {
         var decoder = MessageDecoder()
-        #expect(throws: WireError.unknownMessageType(19)) { try decoder.decode([19]) }
+        #expect(throws: WireError.unknownMessageType(20)) { try decoder.decode([20]) }
         // Type 8 (a compressed batch) only from a peer whose offer this side matched.
         #expect(throws: WireError.malformed("compressed message, but this node did not offer compression")) {
             try decoder.decode([8])

@@ -99,6 +99,18 @@ final class NodeMesh {
         return try! SigningKey(seed: hash.finalize())
     }
 
+    /// In a signed mesh: `name` makes a checkpoint of its log, signs it as
+    /// its maker, takes it and tells its node, as `peerd checkpoint make`
+    /// beside a running daemon does; what follows is delivered.
+    @discardableResult
+    func makeCheckpoint(on name: String) throws -> SignedCheckpoint {
+        let log = self[name].log
+        let signed = SignedCheckpoint.sign(try log.makeCheckpoint(), by: Self.identityKey(of: name), as: .maker)
+        _ = try log.take(signed.content, statement: signed.bytes)
+        input(name) { $0.checkpointGiven(signed, now: 0) }
+        return signed
+    }
+
     /// Gives `name`'s node an input and delivers what follows.
     func input(_ name: String, _ body: (inout SyncNode) -> [SyncNode.Effect]) {
         enqueue(self[name].input(body, now: now), from: name)
