@@ -226,7 +226,8 @@ extension SyncNode {
             storage.hashAgainAt = now + configuration.storageRetryMs
             return []
         case .success(let report):
-            guard report.cursor == cursor else { return [] }  // stale: the next quiet round hashes again
+            // Writes may have passed it: it still describes its cursor, where a peer's may meet it.
+            guard localState.map({ $0.cursor.missingCount(from: report.cursor) > 0 }) ?? true else { return [] }
             localState = report
             var effects: [Effect] = []
             for id in sessions.keys.sorted() {
@@ -239,14 +240,22 @@ extension SyncNode {
     /// True when `localState` describes the log as this node last heard of it.
     var localStateIsCurrent: Bool { localState?.cursor == cursor }
 
-    /// When the state is hashed next: once the cursor has stood still for
-    /// `stateQuietMs`, and `stateHashSpacingMs` after the last hash (each
-    /// one reads every projection and costs ~60 bytes per peer, so a log
-    /// that keeps taking writes is hashed about once a second, in a lull).
+    /// When the state is hashed next (`Configuration.stateQuietMs`): in a
+    /// lull at a sampled cursor, or once the cursor settled; each hash reads
+    /// every projection and costs ~60 bytes per peer, so a log that keeps
+    /// taking writes is hashed a few times a second at most, and every
+    /// replica holding the same events picks the same cursors.
     var stateHashDueAt: Milliseconds? {
         guard !sessions.isEmpty, !localStateIsCurrent, !storage.hashing else { return nil }
-        var due = cursorMovedAt + configuration.stateQuietMs
-        if let last = lastHashAt { due = max(due, last + configuration.stateHashSpacingMs) }
+        // Sampled; or a peer's summary waits at this very cursor, or a peer
+        // that sends summaries was never compared with (a new session).
+        let sampled =
+            cursor.eventCount % max(configuration.stateSampleEvery, 1) == 0
+            || sessions.values.contains {
+                $0.peerState?.cursor == cursor || ($0.peerState != nil && $0.stateCheck == nil)
+            }
+        var due = cursorMovedAt + (sampled ? configuration.stateQuietMs : configuration.stateHashSpacingMs)
+        if let last = lastHashAt { due = max(due, last + configuration.stateHashGapMs) }
         if let again = storage.hashAgainAt { due = max(due, again) }
         return due
     }
@@ -261,11 +270,11 @@ extension SyncNode {
 
     /// A peer reported its state at `reported`: when our log stands there
     /// and ours is not known, it is hashed now, so that the two can be
-    /// compared while writes go on (at most four times per spacing).
+    /// compared while writes go on (never sooner than `stateHashGapMs` after the last hash).
     mutating func hashForPeer(at reported: VectorCursor, now: Milliseconds) -> [Effect] {
         guard reported == cursor, !localStateIsCurrent, !storage.hashing,
             storage.hashAgainAt.map({ $0 <= now }) ?? true,
-            lastHashAt.map({ now - $0 >= configuration.stateHashSpacingMs / 4 }) ?? true
+            lastHashAt.map({ now - $0 >= configuration.stateHashGapMs }) ?? true
         else { return [] }
         return hashState(now: now)
     }

@@ -35,12 +35,20 @@ public struct SyncNode: Sendable {
         public var graftAfterMs: Milliseconds = 250
         /// How long storage work that failed waits before it is tried again.
         public var storageRetryMs: Milliseconds = 5_000
-        /// The state is hashed for the peers once the cursor has stood
-        /// still this long, at most once per `stateHashSpacingMs` (a hash
-        /// reads every projection); a peer's state at our cursor is
-        /// answered with ours sooner, at most once per a quarter of it.
-        public var stateQuietMs: Milliseconds = 50
+        /// When the state is hashed for the peers (a hash reads every
+        /// projection): in a lull (the cursor stood still `stateQuietMs`) at
+        /// a *sampled* cursor (its event count a multiple of
+        /// `stateSampleEvery`, so replicas holding the same events hash at
+        /// the same cursors and their summaries meet), at one a peer's
+        /// summary describes, or while a peer that sends summaries was
+        /// never compared with; else once the cursor
+        /// stood still for `stateHashSpacingMs`; never sooner than
+        /// `stateHashGapMs` after the last hash. A peer's state at our
+        /// cursor is answered with ours at once, within the same gap.
+        public var stateQuietMs: Milliseconds = 25
+        public var stateSampleEvery: UInt64 = 4
         public var stateHashSpacingMs: Milliseconds = 1_000
+        public var stateHashGapMs: Milliseconds = 200
         /// Seeds the peer manager's choice of peers.
         public var seed: UInt64 = 0
         /// This replica's identity key, which every `hello` proves, and its
@@ -127,10 +135,10 @@ public struct SyncNode: Sendable {
     /// What this replica holds, as storage last said.
     public internal(set) var cursor: VectorCursor
     public internal(set) var statistics = SyncStatistics()
-    /// This replica's state summary as last computed (once the cursor stood
-    /// still for `stateQuietMs`, at most once per `stateHashSpacingMs`, or
-    /// when a peer reported its state at our cursor; only while a session
-    /// is open), with the cursor it describes; `nil` until then.
+    /// This replica's state summary as last computed (see
+    /// `Configuration.stateQuietMs`; only while a session is open), with
+    /// the cursor it describes, which writes may have passed since; `nil`
+    /// until then.
     public internal(set) var localState: StateReport?
     /// When the cursor last moved, and when a hash was last asked for.
     var cursorMovedAt: Milliseconds = 0

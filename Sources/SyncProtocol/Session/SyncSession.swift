@@ -507,11 +507,14 @@ public struct SyncSession: Sendable {
         defer { state = .syncing(syncing) }
         syncing.compareStates(local: report)
         var directives: [Directive] = []
-        if report.cursor == localCursor, report.cursor != advertised, !hidesFeeds {
-            // It describes our cursor now, ahead of what the rounds told: say that first, then the state.
+        let between =
+            report.cursor.heads.allSatisfy { $0.value >= advertised[$0.key] && $0.value <= localCursor[$0.key] }
+            && advertised.heads.allSatisfy { report.cursor[$0.key] >= $0.value }
+        if report.cursor != advertised, between, !hidesFeeds {
+            // It describes a cursor we hold, ahead of what the rounds told: say that first, then the state.
             var changed = VectorCursor()
-            for (feed, head) in localCursor.heads where head != advertised[feed] { changed[feed] = head }
-            advertised = localCursor
+            for (feed, head) in report.cursor.heads where head != advertised[feed] { changed[feed] = head }
+            advertised = report.cursor
             directives.append(.send(.cursor(changed)))
         }
         return directives + syncing.stateIfDue(report, advertised: advertised)
