@@ -100,6 +100,7 @@ public final class ChildProcess: @unchecked Sendable {
     public func waitForExit(timeout: Duration) -> Termination? {
         guard exited.wait(timeout: .now() + timeout.timeInterval) == .success else { return nil }
         ChildRegistry.shared.remove(process.processIdentifier)
+        drainOutput()
         return termination
     }
 
@@ -108,7 +109,16 @@ public final class ChildProcess: @unchecked Sendable {
     public func waitForExit() -> Termination {
         exited.wait()
         ChildRegistry.shared.remove(process.processIdentifier)
+        drainOutput()
         return Termination(reason: process.terminationReason, status: process.terminationStatus)
+    }
+
+    /// Once it ended: what it wrote last may still be in the pipes, read by
+    /// the capture threads a moment later; waits for both to reach their end
+    /// (briefly: a grandchild may hold them open).
+    private func drainOutput() {
+        _ = stdout.waitForEnd(timeout: .seconds(1))
+        _ = stderr.waitForEnd(timeout: .seconds(1))
     }
 
     /// Sends `signal` (unless it already ended) and waits for it to end;

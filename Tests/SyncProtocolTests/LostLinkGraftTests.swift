@@ -11,10 +11,12 @@ import Testing
 
     /// A node `me` with a session to the origin `o` (conn 1) and one to `x`
     /// (conn 2) that forwarded `o`'s first event: `o` is pruned on conn 2.
-    /// Its last anti-entropy round was at 900 ms.
+    /// Its last anti-entropy round was at 900 ms, which also asked for the
+    /// state hash (every cursor sampled), so no hash is due afterwards.
     static func node() -> SyncNode {
-        var node = SyncNode(
-            configuration: SyncNode.Configuration(hello: Hello(replicaID: "me", listenPort: 1)), cursor: VectorCursor())
+        var configuration = SyncNode.Configuration(hello: Hello(replicaID: "me", listenPort: 1))
+        configuration.stateSampleEvery = 1
+        var node = SyncNode(configuration: configuration, cursor: VectorCursor())
         for (id, peer) in [(1, "o"), (2, "x")] {
             _ = node.connectionOpened(ConnectionID(id), dialed: nil, now: 0)
             _ = node.received(.hello(Hello(replicaID: peer, listenPort: 2)), on: ConnectionID(id), now: 0)
