@@ -240,22 +240,22 @@ extension SyncNode {
     /// True when `localState` describes the log as this node last heard of it.
     var localStateIsCurrent: Bool { localState?.cursor == cursor }
 
-    /// When the state is hashed next (`Configuration.stateQuietMs`): in a
-    /// lull at a sampled cursor, or once the cursor settled; each hash reads
-    /// every projection and costs ~60 bytes per peer, so a log that keeps
-    /// taking writes is hashed a few times a second at most, and every
-    /// replica holding the same events picks the same cursors.
+    /// When the state is hashed next (`Configuration.stateQuietMs`): at
+    /// once where a peer's summary waits at this very cursor; in a lull at
+    /// a sampled cursor; or once the cursor settled. Each hash reads every
+    /// projection and costs ~60 bytes per peer, so a log that keeps taking
+    /// writes is hashed a few times a second at most, and every replica
+    /// holding the same events picks the same cursors.
     var stateHashDueAt: Milliseconds? {
         guard !sessions.isEmpty, !localStateIsCurrent, !storage.hashing else { return nil }
-        // Sampled; or a peer's summary waits at this very cursor, or a peer
-        // that sends summaries was never compared with (a new session).
-        let sampled =
-            cursor.eventCount % max(configuration.stateSampleEvery, 1) == 0
-            || sessions.values.contains {
-                $0.peerState?.cursor == cursor || ($0.peerState != nil && $0.stateCheck == nil)
-            }
-        var due = cursorMovedAt + (sampled ? configuration.stateQuietMs : configuration.stateHashSpacingMs)
-        if let last = lastHashAt { due = max(due, last + configuration.stateHashGapMs) }
+        var due: Milliseconds
+        if sessions.values.contains(where: { $0.peerState?.cursor == cursor }) {
+            due = cursorMovedAt  // the peer's summary is compared as soon as ours is known
+        } else {
+            let sampled = cursor.eventCount % max(configuration.stateSampleEvery, 1) == 0
+            due = cursorMovedAt + (sampled ? configuration.stateQuietMs : configuration.stateHashSpacingMs)
+            if let last = lastHashAt { due = max(due, last + configuration.stateHashGapMs) }
+        }
         if let again = storage.hashAgainAt { due = max(due, again) }
         return due
     }
@@ -270,11 +270,11 @@ extension SyncNode {
 
     /// A peer reported its state at `reported`: when our log stands there
     /// and ours is not known, it is hashed now, so that the two can be
-    /// compared while writes go on (never sooner than `stateHashGapMs` after the last hash).
+    /// compared while writes go on. Not bound by `stateHashGapMs`: peers
+    /// report sampled or settled cursors, and each cursor is hashed once.
     mutating func hashForPeer(at reported: VectorCursor, now: Milliseconds) -> [Effect] {
         guard reported == cursor, !localStateIsCurrent, !storage.hashing,
-            storage.hashAgainAt.map({ $0 <= now }) ?? true,
-            lastHashAt.map({ now - $0 >= configuration.stateHashGapMs }) ?? true
+            storage.hashAgainAt.map({ $0 <= now }) ?? true
         else { return [] }
         return hashState(now: now)
     }

@@ -36,15 +36,13 @@ public struct SyncNode: Sendable {
         /// How long storage work that failed waits before it is tried again.
         public var storageRetryMs: Milliseconds = 5_000
         /// When the state is hashed for the peers (a hash reads every
-        /// projection): in a lull (the cursor stood still `stateQuietMs`) at
-        /// a *sampled* cursor (its event count a multiple of
-        /// `stateSampleEvery`, so replicas holding the same events hash at
-        /// the same cursors and their summaries meet), at one a peer's
-        /// summary describes, or while a peer that sends summaries was
-        /// never compared with; else once the cursor
-        /// stood still for `stateHashSpacingMs`; never sooner than
-        /// `stateHashGapMs` after the last hash. A peer's state at our
-        /// cursor is answered with ours at once, within the same gap.
+        /// projection): at once when a peer's summary describes our cursor;
+        /// in a lull (the cursor stood still `stateQuietMs`) at a *sampled*
+        /// cursor (its event count a multiple of `stateSampleEvery`, so
+        /// replicas holding the same events hash at the same cursors and
+        /// their summaries meet); else once the cursor stood still for
+        /// `stateHashSpacingMs`. Hashes of our own accord are never sooner
+        /// than `stateHashGapMs` after the last.
         public var stateQuietMs: Milliseconds = 25
         public var stateSampleEvery: UInt64 = 4
         public var stateHashSpacingMs: Milliseconds = 1_000

@@ -57,8 +57,15 @@ extension SyncSession {
         var receivedBatchIDs: UInt64 = 0
         /// Our state summary as last sent.
         var sentState: StateReport?
-        /// The peer's latest `state` message and the cursor it describes.
-        var peerState: StateReport?
+        /// The peer's latest `state` messages, newest last, each with the
+        /// cursor it describes; and our own latest summaries, so that two
+        /// hashed at one cursor are compared whichever arrived first.
+        var peerStates: [StateReport] = []
+        var localStates: [StateReport] = []
+        /// How many of each are kept.
+        static let statesKept = 4
+        /// The peer's latest `state` and the cursor it describes.
+        var peerState: StateReport? { peerStates.last }
         /// The peer's cursor as its cursor messages alone said it (not
         /// raised by acks or by what we sent): what its `state` describes.
         var peerAdvertised = VectorCursor()
@@ -266,10 +273,27 @@ extension SyncSession {
             return [.send(.state(localState.summary))]
         }
 
-        /// Compares the two states when they describe one cursor.
-        mutating func compareStates(local: StateReport?) {
-            guard let local, let peerState, local.cursor == peerState.cursor else { return }
-            stateCheck = StateCheck(cursor: local.cursor, matched: local.summary.hash == peerState.summary.hash)
+        /// Keeps the peer's `report` (or our own) and compares the two sides
+        /// at the newest cursor both have described.
+        mutating func noteState(_ report: StateReport, local: Bool) {
+            if local {
+                guard localStates.last != report else { return }
+                localStates = Array((localStates + [report]).suffix(Self.statesKept))
+            } else {
+                peerStates = Array((peerStates + [report]).suffix(Self.statesKept))
+            }
+            compareStates()
+        }
+
+        /// A check at a cursor older than the last one's is not made: it
+        /// would say less.
+        private mutating func compareStates() {
+            for peer in peerStates.reversed() {
+                guard let local = localStates.last(where: { $0.cursor == peer.cursor }) else { continue }
+                if let check = stateCheck, check.cursor.eventCount > local.cursor.eventCount { return }
+                stateCheck = StateCheck(cursor: local.cursor, matched: local.summary.hash == peer.summary.hash)
+                return
+            }
         }
     }
 }

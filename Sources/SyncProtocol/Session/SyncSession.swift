@@ -315,11 +315,12 @@ public struct SyncSession: Sendable {
         case (.syncing(var syncing), .state(let summary)):
             // The sender's cursor messages so far describe what it held.
             let report = StateReport(summary: summary, cursor: syncing.peerAdvertised)
-            syncing.peerState = report
-            syncing.compareStates(local: localState)
+            if let localState { syncing.noteState(localState, local: true) }
+            syncing.noteState(report, local: false)
             state = .syncing(syncing)
             // Ours at that cursor, if the log still stands there, lets the two be compared.
-            return localState?.cursor == report.cursor || hidesFeeds ? [] : [.peerStateReported(report.cursor)]
+            return syncing.localStates.contains { $0.cursor == report.cursor } || hidesFeeds
+                ? [] : [.peerStateReported(report.cursor)]
         case (.syncing(var syncing), .ack(let batchID, let heads)):
             guard batchID < syncing.nextBatchID, syncing.unacknowledged > 0 else {
                 return fail("ack for unsent batch \(batchID)")
@@ -505,7 +506,7 @@ public struct SyncSession: Sendable {
         guard case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
-        syncing.compareStates(local: report)
+        syncing.noteState(report, local: true)
         var directives: [Directive] = []
         let between =
             report.cursor.heads.allSatisfy { $0.value >= advertised[$0.key] && $0.value <= localCursor[$0.key] }
