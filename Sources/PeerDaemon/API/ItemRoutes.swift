@@ -5,10 +5,8 @@ import Replica
 extension DaemonAPI {
     func listItems(_ request: HTTPRequest) throws -> HTTPResponse {
         let includeDeleted = request.query["include_deleted"] == "true"
-        let items = try reads.read { try $0.projections(Item.self) }
-            .filter { includeDeleted || !$0.deleted }
-            .sorted { ($0.name, $0.id) < ($1.name, $1.id) }
-        return .json(200, "{\"items\":\(CanonicalJSON.text(of: items))}")
+        let items = try reads.read { try $0.itemStates(includeDeleted: includeDeleted) }
+        return .json(200, "{\"items\":[" + items.joined(separator: ",") + "]}")
     }
 
     func item(id: String) throws -> HTTPResponse {
