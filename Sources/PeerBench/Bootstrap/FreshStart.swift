@@ -168,8 +168,10 @@ struct FreshStart {
     /// each daemon reads its state as the request begins), and on the same
     /// state hash both `/items` likewise; until B shows A's state with
     /// `/items` complete and, within ``inSyncGraceSeconds`` after that,
-    /// `peerd wait`'s readiness too. A's `/status` is read only then: under
-    /// writes every read of it hashes A's whole state again.
+    /// `peerd wait`'s readiness too. A's `/status` is read only then (and
+    /// after the same state, only once B's own `/status` shows `peerd
+    /// wait`'s condition): under writes every read of it hashes A's whole
+    /// state again.
     private func waitUntilReady(
         _ receiver: BootstrapDaemon, since launch: ContinuousClock.Instant, into result: inout Result
     ) throws {
@@ -219,8 +221,11 @@ struct FreshStart {
                 let counting = result.readySeconds == nil && (fresh.checkpoint != nil || mode == .replay)
                 if counting && fresh.eventsMissing != 0 { result.missingRounds += 1 }
                 // A's `/status` is read only once B has started: before, it would only cost A a hash.
+                // Once B showed A's state, A is read again only when B's own `/status` says what `peerd wait`
+                // waits for: every read of A under writes hashes its state anew, on the CPU B needs.
                 let holds = fresh.checkpoint != nil || fresh.eventCount > 0
-                if holds && fresh.eventsMissing == 0 && fresh.peersConnected >= 1 {
+                let asks = result.readySeconds == nil || fresh.isConverged
+                if holds && asks && fresh.eventsMissing == 0 && fresh.peersConnected >= 1 {
                     try compare(receiver, sourceAPI, since: launch, counting: counting, into: &result)
                 }
             }
