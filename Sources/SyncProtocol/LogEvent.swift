@@ -104,6 +104,10 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     /// onto the peer's checkpoint (`checkpoint`, `peer`, `entities`, `refolded`,
     /// `bytes`, `ms`; docs/protocol.md "History floors").
     case checkpointRebased = "checkpoint.rebased"
+    /// While the bases of a move came, other peers brought every event the
+    /// checkpoint covers: the log does not move, it takes the checkpoint as
+    /// any other (`checkpoint`, `peer`).
+    case checkpointRebaseUnneeded = "checkpoint.rebase_unneeded"
     /// A move onto a peer's checkpoint failed; it is tried again at a later round (`checkpoint`, `peer`, `error`).
     case checkpointRebaseFailed = "checkpoint.rebase_failed"
     /// Every member acknowledged the checkpoint and the retention allows it:

@@ -43,6 +43,15 @@ extension SyncNode {
             checkpoints.start = rebase ? .decided : .undecided(since: now - configuration.checkpointOfferWaitMs)
             return rebase ? [] : decideStartIfDue(now: now)
         }
+        if rebase, !offered.content.cursor.heads.contains(where: { cursor[$0.key] < $0.value }) {
+            // Other peers brought every event it covers while the bases came: the log takes it as any other.
+            emit(
+                LogRecord(
+                    .info, .checkpointRebaseUnneeded, "caught up while the checkpoint's bases came: no move",
+                    [("checkpoint", Hex.string(checkpoint)), ("peer", peer)]))
+            checkpoints.start = .decided
+            return []
+        }
         checkpoints.start = .starting(from: peer, offered, bytes: bytes, since: since, rebase: rebase)
         return [.startFromCheckpoint(offered, bases: bases, rebase: rebase)]
     }
