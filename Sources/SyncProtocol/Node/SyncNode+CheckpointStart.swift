@@ -69,6 +69,7 @@ extension SyncNode {
         var effects: [Effect] = []
         switch outcome {
         case .success(let started):
+            forgetLocalState()
             _ = raiseCursor(to: started.cursor, now: now)
             var fields = [
                 ("checkpoint", id), ("peer", peer), ("entities", "\(checkpoint.content.entityCount)"),

@@ -234,6 +234,7 @@ extension SyncNode {
                         ("checkpoint", Hex.string(checkpoint.content.id)), ("made_by", checkpoint.content.madeBy),
                         ("signer", "\(checkpoint.signer)"), ("peer", peer), ("refolded", refolded),
                     ]))
+            forgetLocalState()
             return hold(checkpoint, now: now) + takeNext()
         case .failure(let failure):
             switch failure.cause as? CheckpointError {

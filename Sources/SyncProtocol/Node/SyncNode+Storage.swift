@@ -54,6 +54,8 @@ extension SyncNode {
         var retryAt: Milliseconds?
         /// A `.computeState` is out.
         var hashing = false
+        /// The fold changed while it was out: its answer may describe the state before.
+        var hashingStale = false
         /// No `.computeState` before this, after one failed.
         var hashAgainAt: Milliseconds?
 
@@ -218,6 +220,8 @@ extension SyncNode {
     /// it describes what they have been told we hold.
     public mutating func stateComputed(_ outcome: Result<StateReport, StorageFailure>, now: Milliseconds) -> [Effect] {
         storage.hashing = false
+        defer { storage.hashingStale = false }
+        guard !storage.hashingStale else { return [] }  // asked before a refold: hashed again when due
         switch outcome {
         case .failure(let failure):
             emit(
@@ -235,6 +239,15 @@ extension SyncNode {
             }
             return effects
         }
+    }
+
+    /// The fold changed without the cursor moving (a checkpoint taken, or
+    /// a start or move onto one, refolds entities whose events sort before
+    /// its bases): the state is hashed again at the same cursor, and the new
+    /// summary goes to the peers, which compare it anew.
+    mutating func forgetLocalState() {
+        localState = nil
+        if storage.hashing { storage.hashingStale = true }
     }
 
     /// True when `localState` describes the log as this node last heard of it.
