@@ -289,7 +289,12 @@ public final class Simulation {
                 if report?.summary.hash.hex != hash || !session.peerStateIsCurrent || session.progress != (0, 0)
                     || session.stateCheck?.matched != true
                 {
-                    lagging.append("\(replica.replicaID)<-\(peer.replicaID)")
+                    let check = session.stateCheck.map { "\($0.matched ? "matched" : "differed") at \($0.cursor.eventCount)" }
+                    lagging.append(
+                        "\(replica.replicaID)<-\(peer.replicaID) (cursor \(node.cursor.eventCount), own summary at "
+                            + "\(node.localState.map { "\($0.cursor.eventCount)" } ?? "none"), peer's at "
+                            + "\(report.map { "\($0.cursor.eventCount)" } ?? "none"), current \(session.peerStateIsCurrent), "
+                            + "progress \(session.progress), check \(check ?? "none"))")
                 }
             }
         }

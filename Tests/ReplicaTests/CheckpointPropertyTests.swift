@@ -5,14 +5,15 @@ import Testing
 @testable import Replica
 
 /// Checkpoints over random histories (docs/storage.md "Checkpoints"): a
-/// log that took a checkpoint, a log that started from it and a log that
-/// took it over the whole history fold the events after it alike, and no
+/// log that took a checkpoint, a log that started from it, a log that
+/// moved onto it holding another prefix of every feed and a log that took
+/// it over the whole history fold the events after it alike, and no
 /// entity deleted at the checkpoint comes back.
 @Suite("Checkpoint properties")
 struct CheckpointPropertyTests {
     static let seeds: [UInt64] = Array(1...200)
 
-    @Test("After a checkpoint at a random cut, three ways of holding it converge and nothing deleted resurrects")
+    @Test("After a checkpoint at a random cut, four ways of holding it converge and nothing deleted resurrects")
     func checkpointsConverge() throws {
         var undeletedChecks = 0
         for seed in Self.seeds {
@@ -41,7 +42,19 @@ struct CheckpointPropertyTests {
             let started = try log("started")
             let bases = try maker.checkpointBases(after: nil, limit: 1_000)
             try started.start(from: checkpoint, statement: [], bases: bases)
-            for receiver in [maker, started] {
+            // A log that held another random prefix of every feed (below the cut on some, past it on
+            // others) moves onto the checkpoint, as one whose peers dropped what it lacked.
+            let held = zip(history.feeds, cut).map { feed, _ in
+                Array(feed.prefix(Int.random(in: 0...feed.count, using: &rng)))
+            }
+            let moved = try log("moved")
+            for batch in RandomDelivery.batches(
+                of: held, using: &rng, repeatOneIn: 10, size: { Int.random(in: 1...6, using: &$0) })
+            {
+                try moved.ingest(batch)
+            }
+            try moved.rebase(onto: checkpoint, statement: [], bases: bases)
+            for receiver in [maker, started, moved] {
                 for batch in RandomDelivery.batches(
                     of: rest, using: &rng, repeatOneIn: 10, size: { Int.random(in: 1...6, using: &$0) })
                 {
@@ -55,6 +68,7 @@ struct CheckpointPropertyTests {
             let hash = try maker.stateHash()
             #expect(try started.stateHash() == hash, "seed \(seed): started from the checkpoint")
             #expect(try whole.stateHash() == hash, "seed \(seed): took it over the whole history")
+            #expect(try moved.stateHash() == hash, "seed \(seed): moved onto it holding another prefix")
             #expect(try started.projections(Item.self) == maker.projections(Item.self), "seed \(seed)")
             for id in deletedAtCut {
                 #expect(try started.projection(Item.self, id: id)?.deleted == true, "seed \(seed): \(id) resurrected")
@@ -62,6 +76,7 @@ struct CheckpointPropertyTests {
             }
             #expect(try started.checkIntegrity(refold: true).findings == [], "seed \(seed)")
             #expect(try maker.checkIntegrity(refold: true).findings == [], "seed \(seed)")
+            #expect(try moved.checkIntegrity(refold: true).findings == [], "seed \(seed): moved")
         }
         #expect(undeletedChecks > 20, "the histories deleted too few items at their cuts to test resurrection")
     }

@@ -41,7 +41,7 @@ extension SyncNode {
                     ]))
             checkpoints.offers = checkpoints.offers.filter { $0.value != offered }
             checkpoints.start = rebase ? .decided : .undecided(since: now - configuration.checkpointOfferWaitMs)
-            return rebase ? [] : decideStartIfDue(now: now)
+            return rebase ? takeNext() : decideStartIfDue(now: now)
         }
         if rebase, !offered.content.cursor.heads.contains(where: { cursor[$0.key] < $0.value }) {
             // Other peers brought every event it covers while the bases came: the log takes it as any other.
@@ -50,7 +50,7 @@ extension SyncNode {
                     .info, .checkpointRebaseUnneeded, "caught up while the checkpoint's bases came: no move",
                     [("checkpoint", Hex.string(checkpoint)), ("peer", peer)]))
             checkpoints.start = .decided
-            return []
+            return takeNext()  // held back while the bases came
         }
         checkpoints.start = .starting(from: peer, offered, bytes: bytes, since: since, rebase: rebase)
         return [.startFromCheckpoint(offered, bases: bases, rebase: rebase)]

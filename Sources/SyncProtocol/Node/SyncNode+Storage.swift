@@ -230,8 +230,11 @@ extension SyncNode {
             storage.hashAgainAt = now + configuration.storageRetryMs
             return []
         case .success(let report):
-            // Writes may have passed it: it still describes its cursor, where a peer's may meet it.
-            guard localState.map({ $0.cursor.missingCount(from: report.cursor) > 0 }) ?? true else { return [] }
+            // Writes may have passed it: it still describes its cursor, where a peer's may meet it. One
+            // ahead of what storage told the node yet (a store not answered) is hashed again once it is.
+            guard localState.map({ $0.cursor.missingCount(from: report.cursor) > 0 }) ?? true,
+                cursor.missingCount(from: report.cursor) == 0
+            else { return [] }
             localState = report
             var effects: [Effect] = []
             for id in sessions.keys.sorted() {
