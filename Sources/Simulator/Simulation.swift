@@ -289,11 +289,14 @@ public final class Simulation {
                 if report?.summary.hash.hex != hash || !session.peerStateIsCurrent || session.progress != (0, 0)
                     || session.stateCheck?.matched != true
                 {
-                    let check = session.stateCheck.map { "\($0.matched ? "matched" : "differed") at \($0.cursor.eventCount)" }
+                    let check = session.stateCheck.map {
+                        "\($0.matched ? "matched" : "differed") at \($0.cursor.eventCount)"
+                    }
+                    let own = node.localState.map { "\($0.cursor.eventCount)" } ?? "none"
+                    let peers = report.map { "\($0.cursor.eventCount)" } ?? "none"
                     lagging.append(
                         "\(replica.replicaID)<-\(peer.replicaID) (cursor \(node.cursor.eventCount), own summary at "
-                            + "\(node.localState.map { "\($0.cursor.eventCount)" } ?? "none"), peer's at "
-                            + "\(report.map { "\($0.cursor.eventCount)" } ?? "none"), current \(session.peerStateIsCurrent), "
+                            + "\(own), peer's at \(peers), current \(session.peerStateIsCurrent), "
                             + "progress \(session.progress), check \(check ?? "none"))")
                 }
             }
