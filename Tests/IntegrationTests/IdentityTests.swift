@@ -225,7 +225,9 @@ struct IdentityTests {
         // Holding what each may see is being in sync: `peerd wait` returns for both and the hub.
         for dir in ["alice", "bob", "hub"] {
             let wait = try Executables.peerd(["wait", "--converged-with", "2", "--timeout", "30"], data: temp.url(dir))
-            #expect(wait.status == 0, "\(dir): \(wait.stdout) \(wait.stderr)")
+            let peers =
+                wait.status == 0 ? "" : (try? Executables.peerd(["peers", "--json"], data: temp.url(dir)).stdout) ?? ""
+            #expect(wait.status == 0, "\(dir): \(wait.stdout) \(wait.stderr) \(peers)")
         }
     }
 

@@ -62,9 +62,10 @@ public struct PeerRow: Sendable, Hashable {
     /// certificate; `nil` for a peer that showed none (an open cluster).
     public var identity: PeerIdentity?
     /// Scopes leave one side a part of the other's feeds, so the two state
-    /// hashes need not match: this node hides feeds from the peer, or the
-    /// cluster has an admin key and the peer sent no state summary (which a
-    /// peer that hides feeds from us never sends).
+    /// hashes need not match: this node hides feeds from the peer, the
+    /// peer's certificate lets it read a scope ours does not, or the cluster
+    /// has an admin key and the peer sent no state summary (which a peer
+    /// that hides feeds from us never sends).
     public var partialView = false
     /// The two replicas hold the same cursor and both described it with a
     /// current state summary, yet the state hashes differ: some feed holds
@@ -169,7 +170,8 @@ extension SyncNode {
         row.identity = session.peerIdentity
         row.diverged = diverges(session)
         row.partialView =
-            session.hidesFeeds || (session.configuration.trust.adminKey != nil && session.peerState == nil)
+            session.hidesFeeds || session.peerMayReadMore
+            || (session.configuration.trust.adminKey != nil && session.peerState == nil)
         row.eventsToReceive = session.progress.toReceive
         row.eventsToSend = session.progress.toSend
         row.inSync = session.isSyncing && session.progress == (0, 0) && !diverges(session)

@@ -249,8 +249,7 @@ public struct SyncNode: Sendable {
         sessionConfiguration.historyFloor = checkpoints.historyFloor
         var session = SyncSession(
             hello: hello, configuration: sessionConfiguration, binding: transcript, role: role)
-        // The latest summary, current or not: a peer's at its cursor may still meet it.
-        if let localState { session.localStateComputed(localState) }
+        if localStateIsCurrent, let localState { session.localStateComputed(localState) }
         let directives = session.start(localCursor: cursor)
         sessions[id] = session
         return perform(directives, on: id, now: now) + carryOut(admission, now: now)

@@ -546,6 +546,16 @@ public struct SyncSession: Sendable {
         configuration.trust.adminKey == nil ? nil : peerIdentity?.certificate
     }
 
+    /// Whether the peer's certificate lets it read a scope this replica's
+    /// does not: it may hold feeds it keeps from us, so its state may
+    /// describe more than ours, and a `state` it sent while it held none of
+    /// them says nothing once it does (docs/identity.md "Scopes").
+    public var peerMayReadMore: Bool {
+        guard let theirs = peerScopes, let ours = hello.identity?.certificate else { return false }
+        if ours.readScopes.contains(Certificate.everyScope) { return false }
+        return theirs.readScopes.contains { $0 == Certificate.everyScope || !ours.mayRead($0) }
+    }
+
     /// Whether the peer may read `feed` (its scope, or the peer's own feed).
     public func mayRead(_ feed: FeedID) -> Bool {
         guard let scopes = peerScopes, let peer else { return true }
