@@ -43,7 +43,7 @@ extension SyncNode {
             checkpoints.start = rebase ? .decided : .undecided(since: now - configuration.checkpointOfferWaitMs)
             return rebase ? takeNext() : decideStartIfDue(now: now)
         }
-        if rebase, !offered.content.cursor.heads.contains(where: { cursor[$0.key] < $0.value }) {
+        if rebase, cursor.missingCount(from: offered.content.cursor) == 0 {
             // Other peers brought every event it covers while the bases came: the log takes it as any other.
             emit(
                 LogRecord(
