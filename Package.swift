@@ -63,6 +63,12 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .systemLibrary(
+            // A relay's shared store (docs/relay.md "Relays on a shared PostgreSQL").
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
             // epoll, eventfd and inotify: in libc, left out of Glibc's Swift module.
             name: "CLinux"
         ),
@@ -76,6 +82,7 @@ let package = Package(
         .target(name: "Lifecycle", dependencies: ["CLinux"]),
         .target(name: "Gossip", dependencies: ["SyncProtocol", "Replica", "PeerNet", "CLinux", "Lifecycle"]),
         .target(name: "Discovery", dependencies: ["CAvahi", "PeerNet", "Lifecycle"]),
+        .target(name: "SharedStore", dependencies: ["CPostgres", "Replica"]),
         .target(name: "DaemonClient", dependencies: ["PeerNet"]),
         .target(name: "Simulator", dependencies: ["Gossip", "SyncProtocol", "Replica", "PeerNet"]),
         .target(name: "ChildProcesses"),
@@ -92,7 +99,7 @@ let package = Package(
             name: "PeerDaemon",
             dependencies: [
                 "Replica", "SyncProtocol", "Gossip", "Discovery", "PeerNet", "Lifecycle", "CMicroHTTPD", "DaemonClient",
-                "CLinux",
+                "CLinux", "SharedStore",
             ],
             // Options for tests and the lab only (`peerd run --clock-offset-ms`): debug builds have them, a
             // release peerd does not (docs/lab.md, "Test-only options").

@@ -3,8 +3,9 @@
 # The Swift toolchain itself (6.x) must already be on PATH.
 set -euo pipefail
 
+# postgresql: the shared store of relays (docs/relay.md); the tests start their own server with initdb and pg_ctl.
 # chromium: the browser test opens the lab's HTML report headless (LabReportBrowserTests).
-packages=(libsqlite3-dev sqlite3 pkg-config libsodium-dev libzstd-dev libmicrohttpd-dev curl tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 nftables chromium)
+packages=(libsqlite3-dev sqlite3 pkg-config libpq-dev postgresql libsodium-dev libzstd-dev libmicrohttpd-dev curl tcpdump libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 nftables chromium)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -137,6 +137,10 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
     case storageRecovered = "storage.recovered"
     /// A storage operation failed without degrading the replica (`while`, `error`).
     case storageFailed = "storage.failed"
+    /// A relay reaches its shared PostgreSQL store (again) (`store`).
+    case sharedStoreConnected = "store.connected"
+    /// A relay cannot reach its shared store: writes are refused until it is back (`store`, `error`).
+    case sharedStoreUnreachable = "store.unreachable"
 
     // MARK: Claims
 

@@ -230,6 +230,9 @@ public final class StorageExecutor: Service, @unchecked Sendable {
                 : LogStorage.store(log, batches, keys: keys)
             switch outcome {
             case .success(let done):
+                // A write through a shared store first mirrors what other relays committed.
+                let mirrored =
+                    Int(clamping: cursorAfterLastCommit.missingCount(from: done.cursor)) - done.report.stored.count
                 cursorAfterLastCommit = done.cursor
                 dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
                 recovered()
@@ -239,10 +242,27 @@ public final class StorageExecutor: Service, @unchecked Sendable {
                             origin: .ingest, cursor: done.cursor, storedCount: done.report.stored.count,
                             stored: done.report.stored, signed: done.signed))
                 }
+                if mirrored > 0 {
+                    notify(Change(origin: .external, cursor: done.cursor, storedCount: mirrored))
+                }
             case .failure(let failure):
                 noteFailure(failure, what: "store events")
             }
             completion(outcome)
+        }
+    }
+
+    /// Mirrors what the other relays of the log's shared store committed
+    /// (docs/relay.md "Relays on a shared PostgreSQL"), on the writer, and
+    /// waits; the observers hear of the events as of another process's.
+    /// Throws when the store cannot be reached; does nothing without one.
+    public func catchUpSharedStore() throws {
+        try writer.sync {
+            guard !closed.load(ordering: .acquiring), let journal = log.options.sharedJournal else { return }
+            if let refusal = deletedFileRefusal() { throw refusal }
+            // Certificates other relays shared come with the events they verify.
+            defer { noteCommit(origin: .external, certificates: certificatesStoredElsewhere()) }
+            _ = try journal.catchUp(log)
         }
     }
 
@@ -370,10 +390,10 @@ public final class StorageExecutor: Service, @unchecked Sendable {
     // MARK: - Writer queue
 
     /// After a commit: the observers hear of a cursor that moved.
-    private func noteCommit(origin: Change.Origin) {
+    private func noteCommit(origin: Change.Origin, certificates: [Certificate] = []) {
         guard let cursor = try? log.cursor() else { return }
         dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
-        guard cursor != cursorAfterLastCommit else { return }
+        guard cursor != cursorAfterLastCommit || !certificates.isEmpty else { return }
         let stored = Int(clamping: cursorAfterLastCommit.missingCount(from: cursor))
         // What the log says this write stored, when that is all the cursor moved by.
         let events = log.storedByLastWrite.flatMap { $0.count == stored ? $0 : nil } ?? []
@@ -381,7 +401,7 @@ public final class StorageExecutor: Service, @unchecked Sendable {
         notify(
             Change(
                 origin: origin, cursor: cursor, storedCount: stored, stored: events,
-                signed: events.isEmpty ? [] : log.signedByLastWrite))
+                signed: events.isEmpty ? [] : log.signedByLastWrite, certificates: certificates))
     }
 
     /// Another process may have committed: `data_version` tells.

@@ -1,4 +1,5 @@
 import Replica
+import SharedStore
 
 /// A request the API refuses: its HTTP status, a stable code and a message.
 struct APIError: Error {
@@ -61,6 +62,9 @@ struct APIError: Error {
                 details: ["replica_id": .string(feed.replicaID), "scope": .string(feed.scope)])
         case EventLogError.notHeld(_, _, let holder):
             return APIError(409, "not_holder", "\(error)", details: ["holder": holder.map { .string($0) } ?? .null])
+        case SharedStoreError.unavailable:
+            // A relay on a shared PostgreSQL stores nothing PostgreSQL has not committed (docs/relay.md).
+            return APIError(503, "store_unavailable", "\(error)")
         case let error as EventLogError where error.storageFault?.kind == .diskFull:
             return APIError(507, "disk_full", "\(error)")
         case let error as EventLogError where error.storageFault != nil:

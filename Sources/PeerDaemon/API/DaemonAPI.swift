@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SharedStore
 import SyncProtocol
 
 /// The daemon's HTTP API (docs/http-api.md): routes each request to its
@@ -29,6 +30,8 @@ final class DaemonAPI: @unchecked Sendable {
         var doubleTapWindowMs: Int64 = 300
         /// How long a quiet change stream waits before a keepalive comment.
         var keepaliveSeconds: TimeInterval = 15
+        /// A relay's shared store (`--store`): its listener tells whether it is reachable.
+        var sharedStore: StoreListener?
     }
 
     let service: GossipService

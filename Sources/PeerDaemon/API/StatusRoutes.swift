@@ -47,6 +47,13 @@ extension DaemonAPI {
             clock_skew_ms: Dictionary(
                 rows.compactMap { row in row.replicaID.flatMap { id in row.clockSkewMs.map { (id, $0) } } },
                 uniquingKeysWith: max))
+        if let listener = settings.sharedStore {
+            let (storeID, offset) = try reads.read { (try $0.sharedStoreID(), try $0.sharedOffset()) }
+            let reachability = listener.reachability
+            status.shared_store = SharedStoreReport(
+                store_id: storeID ?? "", server_offset: offset, reachable: reachability.connected,
+                error: reachability.error)
+        }
         if let checkpoints = service.checkpointStatus() {
             status.refused_checkpoints = checkpoints.refused.map(RefusedCheckpointReport.init)
             status.history = HistoryReport(checkpoints.collection, nowMs: storage.clock.nowMs())
@@ -162,6 +169,8 @@ struct DaemonStatus: Codable {
     var refused_checkpoints: [RefusedCheckpointReport] = []
     /// Where dropping the history under the checkpoint stands.
     var history: HistoryReport?
+    /// A relay's shared PostgreSQL store (`--store`), else absent.
+    var shared_store: SharedStoreReport?
 
     init(
         replica: ReplicaStatus, role: String, identity: IdentityReport, storage: StorageReport, sync: Sync,
@@ -182,7 +191,7 @@ struct DaemonStatus: Codable {
 
     enum CodingKeys: String, CodingKey {
         case role, identity, storage, sync, peer_identities, revoked, refused_feeds, domains_differ, clock_skew_ms
-        case refused_checkpoints, history
+        case refused_checkpoints, history, shared_store
     }
 
     var text: String {
@@ -212,6 +221,7 @@ struct DaemonStatus: Codable {
         }
         lines += refused_checkpoints.map(\.text)
         lines += history?.lines ?? []
+        if let store = shared_store { lines.append(store.text) }
         return lines.joined(separator: "\n")
     }
 
@@ -230,6 +240,7 @@ struct DaemonStatus: Codable {
         try container.encode(clock_skew_ms, forKey: .clock_skew_ms)
         try container.encode(refused_checkpoints, forKey: .refused_checkpoints)
         try container.encodeIfPresent(history, forKey: .history)
+        try container.encodeIfPresent(shared_store, forKey: .shared_store)
     }
 
     init(from decoder: Decoder) throws {
@@ -247,6 +258,24 @@ struct DaemonStatus: Codable {
         refused_checkpoints =
             try container.decodeIfPresent([RefusedCheckpointReport].self, forKey: .refused_checkpoints) ?? []
         history = try container.decodeIfPresent(HistoryReport.self, forKey: .history)
+        shared_store = try container.decodeIfPresent(SharedStoreReport.self, forKey: .shared_store)
+    }
+}
+
+/// A relay's shared store, as `GET /status` shows it (docs/relay.md).
+struct SharedStoreReport: Codable, Equatable {
+    /// The store's id, made when its first relay attached.
+    var store_id: String
+    /// The newest server offset this relay's log holds of the store.
+    var server_offset: Int64
+    /// Whether the relay holds a connection to PostgreSQL now.
+    var reachable: Bool
+    /// Why not, when it does not.
+    var error: String?
+
+    var text: String {
+        "store       \(store_id) up to offset \(server_offset), "
+            + (reachable ? "reachable" : "unreachable: \(error ?? "no connection yet")")
     }
 }
 

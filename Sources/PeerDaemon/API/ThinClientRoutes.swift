@@ -55,6 +55,9 @@ extension DaemonAPI {
         case "checkpoint": fromCheckpoint = true
         case let other?: throw APIError.badRequest("?from= takes only \"checkpoint\", not \"\(other)\"")
         }
+        // A relay on a shared store first mirrors what the others committed, so a phone that moved here
+        // from one of them finds every offset it saw there (docs/relay.md); unreachable, it serves what it holds.
+        try? storage.catchUpSharedStore()
         let page = try reads.read {
             try $0.thinClientEvents(after: after, limit: Int(limit), types: types, fromCheckpoint: fromCheckpoint)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Replica
+import SharedStore
 import SyncProtocol
 
 /// The directory that holds one replica: `replica.db` (with its WAL files),
@@ -36,11 +37,31 @@ struct DataDirectory: Sendable {
     }
 
     /// Opens the replica's storage for a daemon (`StorageExecutor`).
-    func openStorage(clock: WallClock = .system, logger: @escaping @Sendable (LogRecord) -> Void) throws
-        -> StorageExecutor
-    {
+    /// With `sharedStore`, the log writes through it (docs/relay.md "Relays
+    /// on a shared PostgreSQL"): a log not yet attached to it is attached
+    /// first, which needs the store; one attached before opens while the
+    /// store is down, and refuses writes until it is back.
+    func openStorage(
+        clock: WallClock = .system, sharedStore: SiteJournal? = nil, cluster: String = "",
+        logger: @escaping @Sendable (LogRecord) -> Void
+    ) throws -> StorageExecutor {
         var options = try logOptions()
         options.wallClock = clock.nowMs
+        if let journal = sharedStore {
+            try opening {
+                let log = try EventLog.open(at: databasePath, options: options)
+                let attached = try log.sharedStoreID()
+                do {
+                    try journal.attach(log, cluster: cluster)
+                } catch SharedStoreError.unavailable(let reason) where attached != nil {
+                    logger(
+                        LogRecord(
+                            .warning, .sharedStoreUnreachable, "the shared store is unreachable; writes wait for it",
+                            [("store", attached!), ("error", reason)]))
+                }
+            }
+            options.sharedJournal = journal
+        }
         return try opening { try StorageExecutor(path: databasePath, options: options, logger: logger) }
     }
 

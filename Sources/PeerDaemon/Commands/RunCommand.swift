@@ -12,7 +12,7 @@ enum RunCommand {
             run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL] \
             [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N] [--relay] \
             [--topology auto|mesh|hub] [--relay-fallback-ms N] [--start-from checkpoint|replay] \
-            [--keep-history all|Nd] \(testUsage)[--config FILE]
+            [--keep-history all|Nd] [--store postgresql://…] \(testUsage)[--config FILE]
             """,
         summary: """
             Runs the replica: listens for peers (default 0.0.0.0:4100; port 0 picks a free port and \
@@ -32,12 +32,15 @@ enum RunCommand {
             docs/operations.md "Checkpoints"): an empty replica starts from the newest checkpoint a peer \
             shows that it trusts, plus the events after it; replay takes the whole history instead. \
             --keep-history (default all): with Nd, the events a checkpoint covers are dropped once every \
-            member of the cluster acknowledged it and it is N days old (0d: at once).\(testSummary)
+            member of the cluster acknowledged it and it is N days old (0d: at once). --store (relays \
+            only, docs/relay.md "Relays on a shared PostgreSQL"): a libpq connection string; the relays \
+            given the same database act as one relay, and the relay acknowledges a write only once \
+            PostgreSQL committed it.\(testSummary)
             """,
         flags: ["no-mdns", "relay"],
         options: Set([
             "listen", "peer", "log-level", "http", "http-token-file", "double-tap-ms", "topology", "relay-fallback-ms",
-            "start-from", "keep-history",
+            "start-from", "keep-history", "store",
         ]).union(testOptions),
         repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
@@ -93,6 +96,17 @@ enum RunCommand {
                 throw UsageError.badValue(text, of: "keep-history", "must be all, or a number of days such as 30d")
             }
             settings.retention = retention
+        }
+        if let store = arguments.options["store"] {
+            guard settings.relay else {
+                throw UsageError(
+                    "--store is a relay's shared store: give --relay as well (a replica keeps its own log)",
+                    option: "store")
+            }
+            guard !store.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw UsageError.badValue(store, of: "store", "needs a PostgreSQL connection string")
+            }
+            settings.store = store
         }
         #if PEERD_TEST_FLAGS
             if let text = arguments.options["clock-offset-ms"] {

@@ -4,6 +4,7 @@ import Gossip
 import Lifecycle
 import PeerNet
 import Replica
+import SharedStore
 import SyncProtocol
 
 /// `peerd run` once its settings are known: takes the data directory's
@@ -29,6 +30,8 @@ enum DaemonRuntime {
         var startsFromCheckpoints = true
         /// `--keep-history`.
         var retention = HistoryRetention.everything
+        /// `--store`: the libpq connection string of a relay's shared store.
+        var store: String?
         /// `--clock-offset-ms` (tests and labs only): added to the wall clock
         /// the hybrid clock and arrival times read, a device clock set wrong.
         var clockOffsetMs: Int64 = 0
@@ -56,9 +59,27 @@ enum DaemonRuntime {
         }
         // The daemon's one wall clock: its log, trust checks, claim grants and health all read it.
         let clock = WallClock.system.offset(by: settings.clockOffsetMs)
-        let storage = try directory.openStorage(clock: clock, logger: logger.write)
+        let journal = settings.store.map { SiteJournal(conninfo: $0) }
+        let storage = try directory.openStorage(
+            clock: clock, sharedStore: journal, cluster: clusterKey.fingerprint, logger: logger.write)
         let changes = ChangeSignal()
         storage.observe { _ in changes.bump() }
+        let listener = settings.store.map { conninfo in
+            StoreListener(
+                conninfo: conninfo,
+                onState: { connected, error in
+                    logger.write(
+                        connected
+                            ? LogRecord(.info, .sharedStoreConnected, "the shared store is reachable")
+                            : LogRecord(
+                                .warning, .sharedStoreUnreachable,
+                                "the shared store is unreachable; writes are refused until it is back",
+                                [("error", error ?? "")]))
+                },
+                onChange: { try? storage.catchUpSharedStore() })
+        }
+        listener?.start()
+        defer { listener?.stop() }
 
         var configuration = GossipService.Configuration(replicaID: storage.replicaID, role: settings.role)
         configuration.node.peers.topology = settings.topology
@@ -71,6 +92,11 @@ enum DaemonRuntime {
         configuration.peers = settings.peers
         let identity = try configured { try directory.identity(replicaID: storage.replicaID) }
         configuration.node.identity = identity
+        if let journal {
+            let own = identity.certificate ?? Certificate.selfSigned(by: identity.key, replicaID: storage.replicaID)
+            journal.share(ownCertificate: own.bytes, replicaID: storage.replicaID)
+            try? storage.catchUpSharedStore()
+        }
         // A replica that joined with an invite accepts only peers certified by the same admin.
         let trust = TrustPolicy(
             adminKey: identity.certificate?.adminKey, wallClockMs: { UInt64(max(0, clock.nowMs())) })
@@ -135,7 +161,7 @@ enum DaemonRuntime {
                     certificate: identity.certificate,
                     topologyMode: settings.topology, token: token,
                     deviceTokens: DeviceTokens.Watched(path: DeviceTokens.path(in: directory.path)),
-                    doubleTapWindowMs: settings.doubleTapWindowMs),
+                    doubleTapWindowMs: settings.doubleTapWindowMs, sharedStore: listener),
                 metrics: DaemonMetrics(), log: logger.write)
             let service = HTTPAPIService(api: api, log: logger.write)
             do {

@@ -140,9 +140,24 @@ extension EventLog {
     /// takes. Rows and blocks share the offsets, so a row's offset is
     /// given, not left to SQLite's rowid.
     func takeOffset() throws -> Int64 {
-        let offset = try nextOffset ?? newestOffset() + 1
+        if nextOffset == nil, options.sharedJournal == nil, !journalBypassed,
+            let store = try EventLog.readMeta(db, "shared_store")
+        {
+            throw EventLogError.mirrorsSharedStore(path: path, store: store)
+        }
+        let offset = try nextOffset ?? max(newestOffset(), journalHead ?? 0) + 1
         nextOffset = offset + 1
         return offset
+    }
+
+    /// Inside a write transaction: where `event` goes: the slot a mirror
+    /// pinned it to, else the next offset and `arrivalMs`.
+    func takeSlot(for event: Event, arrivalMs: Int64) throws -> PinnedSlot {
+        if let pinned = pinnedSlots?[FeedSlot(feed: event.feed, seq: event.seq)] {
+            nextOffset = max(nextOffset ?? 0, pinned.offset + 1)
+            return pinned
+        }
+        return PinnedSlot(offset: try takeOffset(), arrivalMs: arrivalMs)
     }
 
     /// Inside a transaction: the newest stored event's local offset, in a

@@ -51,7 +51,7 @@ extension EventLog {
 
     /// `points`: per feed, signed heads to keep where the chain being
     /// stored meets them (an import's); those kept are taken out.
-    private func ingestInTransaction(
+    func ingestInTransaction(
         _ batch: [Event], proofs: [FeedID: FeedProof]?, keys: FeedKeys, vouched: Set<FeedID>,
         points: inout [FeedID: [UInt64: SignedHead]]
     ) throws -> IngestReport {
@@ -148,7 +148,8 @@ extension EventLog {
         var head = startHead
         var link: [UInt8]?
         // A long run of a feed is stored as block rows (docs/storage.md "Block rows").
-        let inBlocks = positions.count >= EventLog.blockMinimumEvents && !feed.isThinClient
+        // A mirror stores rows: its offsets, pinned, need not be consecutive.
+        let inBlocks = positions.count >= EventLog.blockMinimumEvents && !feed.isThinClient && pinnedSlots == nil
         var block: BlockBuilder?
         var pointAtHead: SignedHead?
         for (index, position) in positions.enumerated() {

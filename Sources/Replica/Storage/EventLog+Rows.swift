@@ -159,7 +159,8 @@ extension EventLog {
         in tail: SyncedTail
     ) throws -> InsertedEvent {
         let previous = try chainHead(entityRow: entityRow, in: tail)
-        let offset = try takeOffset()
+        let slot = try takeSlot(for: event, arrivalMs: arrivalMs)
+        let (offset, arrivalMs) = (slot.offset, slot.arrivalMs)
         if block != nil {
             block!.append(event, offset: offset, entityRow: entityRow, entityPrev: previous)
         } else {

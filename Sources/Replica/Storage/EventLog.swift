@@ -50,6 +50,10 @@ public final class EventLog {
         /// declare"). `nil`: as the file says (readers, tools); a replica's
         /// own opener sets it, and a change recounts every declaration.
         public var domainTrust: DomainTrust?
+        /// The store this log writes through, on a relay that shares one
+        /// with others (docs/relay.md "Relays on a shared PostgreSQL"):
+        /// every write goes to it first. Only the writer sets it.
+        public var sharedJournal: (any SharedJournal)?
 
         /// When the projection rows are written. Reads always see every
         /// stored event folded, whatever the rows hold (docs/storage.md).
@@ -121,6 +125,13 @@ public final class EventLog {
     /// The checkpoint the fold starts from (`refreshCoveredEvents()`):
     /// entity histories leave out the events it covers, which its bases hold.
     var covered = CoveredEvents.none
+    /// While mirroring a shared journal: where each of its events goes.
+    var pinnedSlots: [FeedSlot: PinnedSlot]?
+    /// True while the journal itself writes (a mirror), which must not go through it.
+    var journalBypassed = false
+    /// Inside a journaled write: the journal's newest offset, which the
+    /// transaction's events follow.
+    var journalHead: Int64?
 
     private init(path: String, db: SQLiteConnection, replicaID: String, options: Options) {
         self.path = path
@@ -237,8 +248,17 @@ public final class EventLog {
 
     /// A write transaction; the interning caches, the rows kept, the
     /// pending fold and the decoded block are dropped when it fails, since
-    /// they may name rows that were rolled back.
+    /// they may name rows that were rolled back. With a shared journal, it
+    /// goes through the journal (`SharedJournal`).
     func write<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth == 0, !journalBypassed, let journal = options.sharedJournal {
+            return try journaledWrite(journal, body)
+        }
+        return try plainWrite(body)
+    }
+
+    /// A write transaction of this file alone; see `write`.
+    func plainWrite<T>(_ body: () throws -> T) throws -> T {
         keptStateHash = nil
         nextOffset = nil
         if transactionDepth == 0 {

@@ -42,6 +42,9 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
     /// of it (a copy restored from an old backup that wrote again), so its
     /// peers take no more of it.
     case feedForked(feed: FeedID)
+    /// The log mirrors a shared store (docs/relay.md "Relays on a shared
+    /// PostgreSQL") and is written only by the relay that holds it.
+    case mirrorsSharedStore(path: String, store: String)
     /// The disk is full; the transaction was rolled back.
     case diskFull(path: String)
     /// The storage failed otherwise: an I/O error, or a file that cannot
@@ -105,6 +108,10 @@ public enum EventLogError: Error, CustomStringConvertible, Sendable {
             return
                 "feed \(feed) is forked (this replica wrote two histories of it, e.g. after a restore from an old "
                 + "copy) and its peers take no more of it; set this replica up anew (`peerd init` in a new directory)"
+        case .mirrorsSharedStore(let path, let store):
+            return
+                "\(path) mirrors the shared store \(store) and is written only through its relay; "
+                + "write through the running relay's API instead"
         case .storage(let error):
             return error.description
         }
