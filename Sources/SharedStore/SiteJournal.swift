@@ -64,7 +64,14 @@ public final class SiteJournal: SharedJournal, @unchecked Sendable {
             }
             switch try log.sharedStoreID() {
             case storeID?:
-                break
+                let held = try log.sharedOffset()
+                let head = try db.int("SELECT server_offset FROM peersync_site WHERE id = 1") ?? 0
+                guard held <= head else {
+                    throw SharedStoreError.notMirrorable(
+                        "\(log.path) holds the store's events up to offset \(held), but the store ends at \(head): "
+                            + "it was restored from an older backup; give this relay a new, empty data directory "
+                            + "(`peerd init --join`), and its replicas bring back what the backup lacks")
+                }
             case let other?:
                 throw SharedStoreError.notMirrorable(
                     "\(log.path) mirrors the shared store \(other), not \(storeID); give this relay a new data "
