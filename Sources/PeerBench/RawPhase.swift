@@ -17,9 +17,11 @@ extension SizeBenchmark {
         case .sameIndexes: name = SizeBenchmark.rawIndexedName
         case .feedSeqIndexOnly: name = "raw SQLite, UNIQUE(feed,seq) only (no entity index)"
         case .eventLogStatements: name = "raw SQLite, EventLog's statements (schema 2, rows every 20,000 events)"
+        case .randomIDIndex: name = "raw SQLite, + an index of the random ids"
         }
         if batch != batchSize { name += ", batches of \(Report.grouped(Double(batch)))" }
-        let analysis = batch != batchSize || shape == .feedSeqIndexOnly || shape == .eventLogStatements
+        let analysis =
+            batch != batchSize || shape == .feedSeqIndexOnly || shape == .eventLogStatements || shape == .randomIDIndex
         let path = workspace.freshDatabase("raw-\(shape)-\(batch)-\(size).db")
         defer { workspace.remove(path) }
         var outcome = try phase(name) {

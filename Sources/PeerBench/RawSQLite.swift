@@ -26,6 +26,11 @@ final class RawEventTable {
         /// entity's row is updated with a ~150-byte state and the chain
         /// head, and `projected_offset` is set.
         case eventLogStatements
+        /// Only the integer primary key, and every row's random 16-byte id
+        /// in a table keyed by it (`event_id BLOB PRIMARY KEY … WITHOUT
+        /// ROWID`), as schema version 9 indexes thin-client events: what
+        /// SQLite itself costs as an index of random keys grows.
+        case randomIDIndex
     }
 
     private let db: SQLiteConnection
@@ -62,7 +67,11 @@ final class RawEventTable {
                     arrival_ms   INTEGER NOT NULL
                 );
                 """)
-            if shape != .primaryKeyOnly {
+            if shape == .randomIDIndex {
+                try db.execute(
+                    "CREATE TABLE ids (event_id BLOB PRIMARY KEY, local_offset INTEGER NOT NULL) WITHOUT ROWID")
+            }
+            if shape != .primaryKeyOnly && shape != .randomIDIndex {
                 try db.execute("CREATE UNIQUE INDEX events_by_feed_seq ON events (feed, seq)")
             }
             if shape == .sameIndexes {
@@ -111,6 +120,11 @@ final class RawEventTable {
             """)
         bindEventColumns(row, entity: entity, in: insert)
         try db.run(insert)
+        guard shape == .randomIDIndex else { return }
+        let index = try db.prepared("INSERT INTO ids (event_id, local_offset) VALUES (?, ?)")
+        bind(row.eventID, at: 1, in: index)
+        sqlite3_bind_int64(index, 2, sqlite3_last_insert_rowid(db.handle))
+        try db.run(index)
     }
 
     /// Binds the seven columns every shape's `events` has, in table order.

@@ -44,7 +44,7 @@ struct MigrationTests {
 
         let migrated = try EventLog.open(at: path, options: options())
 
-        #expect(Schema.currentVersion == 9)
+        #expect(Schema.currentVersion == 10)
         // Version 6 adds chain links: a migrated feed's head link is computed from its events, as the writer's was.
         #expect(try RawSQL.int(path, "SELECT count(*) FROM feeds WHERE head_link IS NOT NULL") == 0)
         #expect(try migrated.signedHeads() == (try source.signedHeads()))
@@ -54,6 +54,8 @@ struct MigrationTests {
         #expect(
             try RawSQL.int(path, "SELECT count(*) FROM event_log")
                 == (try RawSQL.int(path, "SELECT count(*) FROM events")))
+        // Version 10 adds the small table new thin-client ids go to; the migrated ones stay where they were.
+        #expect(try RawSQL.int(path, "SELECT count(*) FROM thin_client_recent") == 0)
         // Version 4 adds the session holder of each entity; nothing was claimed before it.
         #expect(try RawSQL.int(path, "SELECT count(*) FROM entities WHERE holder IS NOT NULL") == 0)
         // Version 3 indexes the thin-client events by id, the first copy of each (docs/storage.md).

@@ -106,14 +106,19 @@ enum Benchmarks {
         subcommand: Subcommand(
             "thin",
             "A thin client over HTTP: pushes N events in batches (POST /events), pulls them back in pages\n"
-                + "(GET /events), beside raw SQLite inserting the same rows in the same batches.",
+                + "(GET /events), beside raw SQLite inserting the same rows in the same batches; times windows of\n"
+                + "pushes at growing numbers of stored events (--at) and prints the last window's rate over the first's.",
             [
-                .count("--events", 50_000, "events pushed"), .count("--batch", 500, "events per push and per page"),
+                .count("--events", 50_000, "events pushed (at least enough to fill every window)"),
+                .count("--batch", 500, "events per push and per page"),
+                .counts("--at", [10_000, 200_000], "stored thin-client events at which a window of pushes is timed"),
+                .count("--window", 10_000, "events pushed in each timed window"),
                 .peerd, .directory(),
             ])
     ) { arguments in
         try ThinBenchmark(
-            events: arguments.count("--events"), batch: arguments.count("--batch"), peerd: try arguments.peerd(),
+            events: arguments.count("--events"), batch: arguments.count("--batch"),
+            windowStarts: arguments.counts("--at"), window: arguments.count("--window"), peerd: try arguments.peerd(),
             directory: arguments.text("--dir")
         ).run()
     }

@@ -6,23 +6,44 @@ import Replica
 struct ThinBenchmark {
     var events = 50_000
     var batch = 500
+    /// Stored thin-client events at which a window of pushes is timed.
+    var windowStarts = [10_000, 200_000]
+    /// Events pushed in each window.
+    var window = 10_000
     var peerd: String
     var directory: String?
     func run() throws {
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
+        var growth = ThinPushGrowth(starts: windowStarts, window: window)
+        let events = max(events, growth.eventsNeeded)
         let batches = ThinWorkload(events: events, batch: batch).batches
         progress("peerd-bench thin: \(events) events in batches of \(batch), work directory \(workspace.path)")
 
-        let raw = try rawBaseline(batches, workspace: workspace)
+        let raw = try rawBaseline(batches, workspace: workspace, growth: &growth)
         let cluster = try LoopbackCluster(phase: "thin", peerd: peerd, workspace: workspace)
         defer { cluster.stopAll() }
         let relay = try cluster.start("relay", data: try cluster.initialize("relay"))
 
         var push = Stopwatch()
-        for body in batches.map(\.body) {
-            let answer = try push.measure { try relay.api.send("POST", "/events", body: body, seconds: 60) }
+        var stored = 0
+        var windowStart: ChildStats?
+        for (number, batch) in batches.enumerated() {
+            let window = growth.windowIndex(stored: stored)
+            if window != nil,
+                number == 0 || window != growth.windowIndex(stored: stored - batches[number - 1].events.count)
+            {
+                windowStart = relay.daemon.sample()
+            }
+            let started = push.seconds
+            let answer = try push.measure { try relay.api.send("POST", "/events", body: batch.body, seconds: 60) }
             guard answer.status == 200 else { throw ProbeError.malformed("POST /events: \(answer.statusLine)") }
+            growth.add(push: push.seconds - started, events: batch.events.count, stored: stored)
+            let next = stored + batch.events.count
+            if window != nil, growth.windowIndex(stored: next) != window {
+                growth.note(daemon: relay.daemon.sample(), stored: stored, before: windowStart)
+            }
+            stored = next
         }
         var pull = Stopwatch()
         var cursor: Int64?
@@ -50,11 +71,22 @@ struct ThinBenchmark {
         Markdown.emit(
             Markdown.heading(
                 "thin: \(Report.grouped(Double(events))) events, batches and pages of \(batch)",
-                ["`peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)"]) + table.lines)
+                ["`peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)"]) + table.lines
+                + [
+                    "",
+                    "### Pushes as the thin-client index grows, windows of \(Report.grouped(Double(window))) events",
+                    "",
+                ]
+                + growth.lines)
     }
 
-    /// Raw SQLite inserting the same rows (payloads, random 16-byte ids) in the same batches.
-    private func rawBaseline(_ batches: [ThinWorkload.Batch], workspace: Workspace) throws -> Double {
+    /// Raw SQLite inserting the same rows (payloads, random 16-byte ids) in
+    /// the same batches: the seconds of the bare table, with every batch
+    /// also timed into `growth`'s windows, for the bare table and for one
+    /// with an index of the ids.
+    private func rawBaseline(
+        _ batches: [ThinWorkload.Batch], workspace: Workspace, growth: inout ThinPushGrowth
+    ) throws -> Double {
         var random = SplitMix64(seed: 0x7448_494E)
         var seq: Int64 = 0
         let rows = batches.map { batch in
@@ -66,6 +98,21 @@ struct ThinBenchmark {
                     entityID: event.entityID, payload: event.payload, arrivalMs: arrivalMs)
             }
         }
-        return try RawEventTable.insertSeconds(rows, workspace: workspace, name: "thin-raw.db")
+        var bare: Double = 0
+        for shape in [RawEventTable.Shape.primaryKeyOnly, .randomIDIndex] {
+            let path = workspace.freshDatabase("thin-raw-\(shape).db")
+            defer { workspace.remove(path) }
+            let table = try RawEventTable(path: path, shape: shape)
+            var watch = Stopwatch()
+            var stored = 0
+            for batch in rows {
+                let started = watch.seconds
+                try watch.measure { try table.insert(batch) }
+                growth.add(raw: watch.seconds - started, indexed: shape == .randomIDIndex, stored: stored)
+                stored += batch.count
+            }
+            if shape == .primaryKeyOnly { bare = watch.seconds }
+        }
+        return bare
     }
 }

@@ -60,7 +60,9 @@ extension EventLog {
                     rowCondition: """
                         AND n.entity_type IN (\(placeholders))
                         AND (instr(f.replica_id, '@') = 0
-                             OR e.local_offset = (SELECT local_offset FROM thin_client_events WHERE event_id = e.event_id))
+                             OR e.local_offset = (SELECT local_offset FROM thin_client_recent WHERE event_id = e.event_id
+                                                  UNION ALL
+                                                  SELECT local_offset FROM thin_client_events WHERE event_id = e.event_id))
                         """, rowArguments: sortedTypes.map { .text($0) },
                     keep: { types.contains($0.stored.event.entityType) })
                 guard let last = page.last else { break }

@@ -114,22 +114,6 @@ extension EventLog {
         return try storedEvent(at: offset)?.stored
     }
 
-    /// Inside a transaction: the local offset `thin_client_events` holds for `eventID`.
-    private func thinClientOffset(of eventID: UUID) throws -> Int64? {
-        let statement = try db.cached("SELECT local_offset FROM thin_client_events WHERE event_id = ?")
-        try statement.bind([.uuid(eventID)])
-        defer { statement.reset() }
-        return try statement.step() ? statement.int64(0) : nil
-    }
-
-    /// Inside a write transaction, for an event just stored in a thin-client
-    /// feed: indexes its id, unless a copy is indexed already (the same
-    /// event pushed through two relays).
-    func indexThinClientEvent(_ eventID: UUID, offset: Int64) throws {
-        try db.cached("INSERT OR IGNORE INTO thin_client_events (event_id, local_offset) VALUES (?, ?)")
-            .run([.uuid(eventID), .int(offset)])
-    }
-
     /// Inside a transaction: true for a thin-client event stored at
     /// `stored.offset` when another copy of it came first to this node.
     func isRepeatedThinClientCopy(_ stored: StoredEvent) throws -> Bool {

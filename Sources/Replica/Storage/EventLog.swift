@@ -39,6 +39,10 @@ public final class EventLog {
         /// need less. 4 MiB caught up 1M events as fast as 8 MiB did, with
         /// 3 MiB less memory (docs/storage.md "Memory").
         public var pageCacheKiB = 4_096
+        /// Thin-client ids `thin_client_recent` holds before they move to
+        /// `thin_client_events` in one sorted pass (docs/storage.md "The
+        /// thin-client index"); small in tests, to move them often.
+        var thinClientRecentLimit = 8_192
         /// Opens the file for reading only (`open` alone; `create` ignores
         /// it): nothing is migrated or written, and every write fails with a
         /// `.readOnly` storage fault. For a check beside a running daemon.
@@ -122,6 +126,9 @@ public final class EventLog {
     /// The last state hash and the `PRAGMA data_version` it was read at;
     /// dropped by every write of this log (which does not move that counter).
     var keptStateHash: (dataVersion: Int64, hex: String)?
+    /// Thin-client ids this connection indexed since it last counted
+    /// `thin_client_recent` (`indexThinClientEvent`).
+    var thinClientIndexedSinceCheck = 0
     /// The checkpoint the fold starts from (`refreshCoveredEvents()`):
     /// entity histories leave out the events it covers, which its bases hold.
     var covered = CoveredEvents.none

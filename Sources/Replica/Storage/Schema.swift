@@ -10,7 +10,7 @@ enum Schema {
     /// `migrations[n]` takes a database from version `n` to `n + 1`.
     /// Append new steps; never edit a released one.
     static let migrations: [String] = [
-        version1, version2, version3, version4, version5, version6, version7, version8, version9,
+        version1, version2, version3, version4, version5, version6, version7, version8, version9, version10,
     ]
 
     private static let version1 = """
@@ -277,5 +277,17 @@ enum Schema {
             CASE WHEN (SELECT value FROM meta WHERE key = 'history_held') = '0'
                  THEN (SELECT value FROM meta WHERE key = 'checkpoint') ELSE '' END);
         DELETE FROM meta WHERE key = 'history_held';
+        """
+
+    /// Version 10: the thin-client index in two tables (docs/storage.md
+    /// "The thin-client index"). New ids go to `thin_client_recent`, small
+    /// enough that the random ids of one push touch few of its pages; they
+    /// move to `thin_client_events` in one sorted pass once thousands are
+    /// held. An id is in one of the two, with the first copy's offset.
+    private static let version10 = """
+        CREATE TABLE thin_client_recent (
+            event_id     BLOB PRIMARY KEY,
+            local_offset INTEGER NOT NULL REFERENCES events (local_offset)
+        ) WITHOUT ROWID;
         """
 }
