@@ -8,7 +8,10 @@ import Replica
 ///   identified (both dialed at once), both ends keep the one dialed by the
 ///   replica whose id sorts first.
 /// - A failed or lost peer is redialed after 1 s, 2 s, 5 s, 10 s, then every
-///   30 s; success resets the schedule.
+///   30 s; success resets the schedule. An address known to be a relay is
+///   redialed after at most `relayBackoffCapMs` (2 s), and at once when
+///   discovery announces it again: replicas in the hub come back to a
+///   restarted relay within seconds.
 /// - A connection silent for `deadAfterMs` is closed (the session's cursor
 ///   exchange every second is the keepalive).
 /// - At most `maxConnections` connections, of which at most `maxOutbound`
@@ -19,7 +22,14 @@ import Replica
 public struct PeerManager: Sendable {
     public struct Configuration: Sendable {
         public var backoffMs: [Milliseconds] = [1_000, 2_000, 5_000, 10_000, 30_000]
+        /// The longest backoff of an address known to be a relay: the hub's
+        /// replicas dial nothing else, so a relay that is back is dialed
+        /// again within this long.
+        public var relayBackoffCapMs: Milliseconds = 2_000
         public var deadAfterMs: Milliseconds = 6_000
+        /// Open connections at most (accepted and dialed); one more is
+        /// closed as soon as it is up. `peerd run --max-connections` sets
+        /// it (a relay's default is larger: docs/relay.md).
         public var maxConnections = 64
         public var maxOutbound = 16
         /// Close the oldest outbound connection this often when peers wait
@@ -106,13 +116,18 @@ public struct PeerManager: Sendable {
 
     /// Learns an address (and, when a peer or discovery told us, whose it
     /// is and its role); it is dialed at the next `tick` unless that replica
-    /// is already connected or the hub topology leaves it out.
+    /// is already connected or the hub topology leaves it out. Discovery
+    /// announcing a relay that waits out a backoff makes it due at once.
     public mutating func addPeer(
         _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, role peerRole: NodeRole? = nil,
         now: Milliseconds
     ) {
         if var target = targets[address] {
             if let peerRole { target.role = peerRole }
+            if source == .discovered, target.role == .relay, target.state == .waiting {
+                // mDNS announces a relay again: it is (re)started, so dial it now rather than after the backoff.
+                target.nextDialAt = min(target.nextDialAt, now)
+            }
             if let peerID, target.state.connection == nil {
                 // The address now leads to this replica (a device re-initialised, or a new one on the same IP).
                 target.replicaID = peerID
@@ -217,7 +232,7 @@ public struct PeerManager: Sendable {
                 scheduleRedial(&target, now: now)
             } else if target.state == .waiting, let peerID = connection.replicaID, target.replicaID == peerID {
                 // Other addresses of the replica that just left wait a backoff too.
-                target.nextDialAt = max(target.nextDialAt, now + backoff(afterFailures: 1))
+                target.nextDialAt = max(target.nextDialAt, now + backoff(afterFailures: 1, role: target.role))
             } else {
                 continue
             }
@@ -302,13 +317,14 @@ public struct PeerManager: Sendable {
         return a.id < b.id ? a : b
     }
 
-    private func backoff(afterFailures failures: Int) -> Milliseconds {
-        configuration.backoffMs[min(max(failures - 1, 0), configuration.backoffMs.count - 1)]
+    private func backoff(afterFailures failures: Int, role: NodeRole? = nil) -> Milliseconds {
+        let step = configuration.backoffMs[min(max(failures - 1, 0), configuration.backoffMs.count - 1)]
+        return role == .relay ? min(step, configuration.relayBackoffCapMs) : step
     }
 
     private func scheduleRedial(_ target: inout Target, now: Milliseconds) {
         target.failures += 1
         target.state = .waiting
-        target.nextDialAt = now + backoff(afterFailures: target.failures)
+        target.nextDialAt = now + backoff(afterFailures: target.failures, role: target.role)
     }
 }
