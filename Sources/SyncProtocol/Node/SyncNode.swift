@@ -419,7 +419,8 @@ public struct SyncNode: Sendable {
                 effects += learn(learned, from: id, now: now)
             case .learned(let learned):
                 for advert in learned where advert.replicaID != configuration.hello.replicaID {
-                    manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)
+                    manager.addPeer(
+                        advert.address, source: .exchanged, replicaID: advert.replicaID, role: advert.role, now: now)
                 }
             case .readEvents(let ranges, let maxEvents, let maxBytes):
                 if let page = recent.page(for: ranges, maxEvents: maxEvents, maxBytes: maxBytes, proven: verifiesFeeds)
