@@ -101,7 +101,10 @@ public struct PeerManager: Sendable {
     public private(set) var targets: [PeerAddress: Target] = [:]
     public internal(set) var connections: [ConnectionID: Connection] = [:]
     private var random: SplitMix64
-    private var lastRotationAt: Milliseconds = 0
+    var lastRotationAt: Milliseconds = 0
+    /// `nextDeadline`'s parts that take a pass over every connection and
+    /// address, kept current by each input (`PeerManager+Deadlines`).
+    var deadlines = DeadlineCache()
 
     public init(
         replicaID: String, role: NodeRole = .peer, configuration: Configuration = Configuration(), seed: UInt64 = 0
@@ -122,6 +125,7 @@ public struct PeerManager: Sendable {
         _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, role peerRole: NodeRole? = nil,
         now: Milliseconds
     ) {
+        defer { refreshDeadlines() }
         if var target = targets[address] {
             if let peerRole { target.role = peerRole }
             if source == .discovered, target.role == .relay, target.state == .waiting {
@@ -146,6 +150,7 @@ public struct PeerManager: Sendable {
     /// Stops dialing an address (mDNS withdrew it); an open connection stays
     /// until it fails by itself.
     public mutating func removePeer(_ address: PeerAddress) {
+        defer { refreshDeadlines() }
         guard var target = targets[address] else { return }
         if case .connected = target.state { return }
         target.state = .retired
@@ -153,6 +158,7 @@ public struct PeerManager: Sendable {
     }
 
     public mutating func dialFailed(_ address: PeerAddress, reason: String, now: Milliseconds) {
+        defer { refreshDeadlines() }
         guard var target = targets[address], target.state == .dialing else { return }
         target.lastError = reason
         scheduleRedial(&target, now: now)
@@ -171,6 +177,7 @@ public struct PeerManager: Sendable {
     public mutating func connected(
         _ id: ConnectionID, dialed: PeerAddress?, now: Milliseconds
     ) -> [Directive] {
+        defer { refreshDeadlines() }
         connections[id] = Connection(id: id, dialed: dialed, openedAt: now, lastHeardAt: now)
         if let dialed, var target = targets[dialed] {
             target.state = .connected(id)
@@ -188,6 +195,7 @@ public struct PeerManager: Sendable {
     public mutating func identified(
         _ id: ConnectionID, replicaID peerID: String, role peerRole: NodeRole = .peer, now: Milliseconds
     ) -> [Directive] {
+        defer { refreshDeadlines() }
         guard var connection = connections[id] else { return [] }
         connection.replicaID = peerID
         connection.role = peerRole
@@ -218,12 +226,16 @@ public struct PeerManager: Sendable {
     }
 
     /// Any message arrived on the connection.
+    /// Costs no pass over the connections unless this one was the next to go
+    /// silent: a relay hears every replica's cursor and acks.
     public mutating func heard(_ id: ConnectionID, now: Milliseconds) {
         connections[id]?.lastHeardAt = now
+        if deadlines.silentID == id { refreshDeadlines() }
     }
 
     /// The connection is gone; its address is redialed after a backoff.
     public mutating func disconnected(_ id: ConnectionID, now: Milliseconds) {
+        defer { refreshDeadlines() }
         guard let connection = connections.removeValue(forKey: id) else { return }
         if connection.role == .relay { relayDisconnected(now: now) }
         for (address, var target) in targets {
@@ -242,6 +254,7 @@ public struct PeerManager: Sendable {
 
     /// Closes silent connections, rotates, and dials addresses whose time came.
     public mutating func tick(now: Milliseconds) -> [Directive] {
+        defer { refreshDeadlines() }
         fallBackIfDue(now: now)
         var directives: [Directive] = []
         for connection in connections.values.sorted(by: { $0.id < $1.id })
@@ -274,37 +287,6 @@ public struct PeerManager: Sendable {
             directives.append(.dial(target.address))
         }
         return directives
-    }
-
-    /// When `tick` next has something to do (close a silent connection,
-    /// dial an address whose time came, rotate, fall back to the mesh), or
-    /// `nil` when only a new input can change anything. The shell sleeps
-    /// until then.
-    public var nextDeadline: Milliseconds? {
-        var deadline: Milliseconds?
-        func consider(_ time: Milliseconds) { deadline = min(deadline ?? time, time) }
-        if case .relayLost(_, let fallbackAt) = hubState { consider(fallbackAt) }
-        for connection in connections.values where !connection.closing {
-            consider(connection.lastHeardAt + configuration.deadAfterMs + 1)
-        }
-        let connectedReplicas = Set(connections.values.compactMap(\.replicaID))
-        let earliestDial = targets.values.filter { target in
-            target.state == .waiting && !(target.replicaID.map(connectedReplicas.contains) ?? false)
-                && isDialable(target)
-        }.map(\.nextDialAt).min()
-        if let earliestDial {
-            let outbound =
-                connections.values.filter { $0.dialed != nil }.count
-                + targets.values.filter { $0.state == .dialing }.count
-            if outbound < configuration.maxOutbound && connections.count < configuration.maxConnections {
-                consider(earliestDial)
-            } else if let rotateEvery = configuration.rotateEveryMs, outbound >= configuration.maxOutbound,
-                connections.values.contains(where: { $0.dialed != nil && !$0.closing })
-            {
-                consider(max(earliestDial, lastRotationAt + rotateEvery))
-            }
-        }
-        return deadline
     }
 
     /// Of two connections to one replica, the one both ends keep: the one
