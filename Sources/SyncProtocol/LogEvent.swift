@@ -20,8 +20,11 @@ public enum LogEvent: String, Sendable, Hashable, CaseIterable {
 
     // MARK: Connections
 
-    /// The gossip port is open (`addr`).
+    /// The gossip port is open (`addr`, `max_connections`).
     case listening = "listening"
+    /// The descriptor limit allows fewer peer connections than
+    /// `--max-connections` asks (`wanted`, `max_connections`, `descriptor_limit`).
+    case peersDescriptorsLow = "peers.descriptors_low"
     /// The listen socket cannot be watched or accept failed (`error`).
     case listenerFailed = "listener.failed"
     /// mDNS found a peer (`peer`, `addr`, `role`).

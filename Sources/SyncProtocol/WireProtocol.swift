@@ -8,6 +8,7 @@ public enum WireProtocol {
     /// identity section of `hello` (docs/identity.md); version 3 signed
     /// feeds: proofs in `events`, `certificates` and `fork proofs` messages;
     /// version 4 checkpoints: `checkpoint`, `checkpoint acks`, `bases wanted`
-    /// and `bases` (docs/protocol.md "Checkpoints over the wire").
-    public static let version: UInt16 = 4
+    /// and `bases` (docs/protocol.md "Checkpoints over the wire"); version 5
+    /// the role of each replica in a `peers` message.
+    public static let version: UInt16 = 5
 }

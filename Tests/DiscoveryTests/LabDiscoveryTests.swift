@@ -64,7 +64,7 @@ struct LabDiscoveryTests {
                 return line.hasPrefix("=;")
             }
             #expect(line.contains(";\(lab.address(of: 1));4321;"))
-            for pair in ["id=aaaaaaaa-0001", "v=4", "role=relay", "cluster=3f09a1c2"] {
+            for pair in ["id=aaaaaaaa-0001", "v=5", "role=relay", "cluster=3f09a1c2"] {
                 #expect(line.contains("\"\(pair)\""), "\(line)")
             }
         }

@@ -123,6 +123,9 @@ struct ConfigFileTests {
                 text: "peer = 127.0.0.1:1\npeer = nowhere\n", line: 2,
                 message: "--peer needs HOST:PORT, not \"nowhere\""),
             BadFile(text: "double-tap-ms = soon\n", line: 1, message: "--double-tap-ms must be a whole number"),
+            BadFile(
+                text: "relay = true\nmax-connections = 0\n", line: 2,
+                message: "--max-connections must be a whole number from 1 to 65536, not \"0\""),
             // A file with Windows line endings is read line by line like any other.
             BadFile(text: "no-mdns = true\r\nlisen = 127.0.0.1:0\r\n", line: 2, message: "unknown key \"lisen\""),
         ])

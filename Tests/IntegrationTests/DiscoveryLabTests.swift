@@ -108,7 +108,7 @@ struct DiscoveryLabTests {
                 let line = try #require(services.first { $0.contains("\"id=\(node.replicaID)\"") })
                 #expect(line.contains(";peerd-\(node.replicaID.prefix(8));_peersync._tcp;local;"), "\(line)")
                 #expect(line.contains(";\(lab.address(of: node.host));\(Self.port);"), "\(line)")
-                for pair in ["v=4", "role=peer", "cluster=\(fingerprint)"] {
+                for pair in ["v=\(WireProtocol.version)", "role=peer", "cluster=\(fingerprint)"] {
                     #expect(line.contains("\"\(pair)\""), "\(line)")
                 }
             }

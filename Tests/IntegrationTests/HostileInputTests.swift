@@ -14,7 +14,7 @@ struct HostileInputTests {
     init() throws { temp = try TemporaryDirectory() }
 
     /// The protocol version the daemon speaks (docs/protocol.md).
-    static let daemonVersion: UInt16 = 4
+    static let daemonVersion: UInt16 = 5
     /// A version no daemon speaks, with digits that cannot be mistaken for it.
     static let wrongVersion: UInt16 = 263
 

@@ -56,14 +56,14 @@ struct RelayHubTests {
 
         // Back at its address: it catches up and the hub returns.
         relay = try Daemon.start(data: temp.url("relay"), extra: ["--relay", "--listen", "127.0.0.1:\(relayPort)"])
-        // Each replica reaches it at its next redial: up to 10 s into the backoff.
+        // Each replica reaches it at its next redial: a relay's address is redialed at least every 2 s.
         try Convergence.wait(everyone, timeout: .seconds(45))
         try await Poll.eventually("the hub returns", timeout: .seconds(45)) { try inTheHub(replicas) }
         for replica in replicas { #expect(try replica.stop() == 0, "\(replica.stderr)") }
         #expect(try relay.stop() == 0, "\(relay.stderr)")
     }
 
-    @Test("two relays sync with each other, and replicas split across them converge to one state hash")
+    @Test("two relays sync, replicas split across them converge, and each dials the relay peer exchange names")
     func twoRelays() async throws {
         try temp.cluster("relay1", ["relay2", "a", "b", "c", "d"])
         let relay1 = try Daemon.start(data: temp.url("relay1"), extra: ["--relay"])
@@ -76,7 +76,10 @@ struct RelayHubTests {
         #expect(Set(statuses.map(\.state_hash)).count == 1)
         #expect(statuses.allSatisfy { $0.event_count == 4 })
         #expect(try relay1.peerTable().connectedRoles.contains("relay"))
-        #expect(try replicas.allSatisfy { try $0.peerTable().connectedRoles == ["relay"] })
+        // The peers message names each replica's role: a replica given one relay learns the other as a relay.
+        try await Poll.eventually("every replica is connected to both relays", timeout: .seconds(15)) {
+            try replicas.allSatisfy { try $0.peerTable().connectedRoles == ["relay", "relay"] }
+        }
         for daemon in replicas + [relay2, relay1] { #expect(try daemon.stop() == 0, "\(daemon.stderr)") }
     }
 }

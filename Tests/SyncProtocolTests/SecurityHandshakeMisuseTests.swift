@@ -58,7 +58,7 @@ import Testing
     @Test func aLowOrderPublicKeyIsRefused() {
         var machine = responder()
         let directives = machine.receive(
-            Frame(type: .handshakeInit, body: Array("PSYN".utf8) + [0, 4] + Array(repeating: 0, count: 32)))
+            Frame(type: .handshakeInit, body: Array("PSYN".utf8) + [0, 5] + Array(repeating: 0, count: 32)))
         #expect(directives.failure?.kind == .invalidPublicKey)
         #expect(directives.rejectReason == "invalid ephemeral public key")
     }

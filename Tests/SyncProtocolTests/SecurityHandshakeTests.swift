@@ -22,8 +22,8 @@ import Testing
         #expect(exchange.wire.map(\.from) == [.initiator, .responder, .initiator])
         #expect(exchange.wire.map(\.frame.type) == [.handshakeInit, .handshakeReply, .handshakeFinish])
         #expect(exchange.wire.map(\.frame.body.count) == [38, 66, 32])
-        #expect(Array(exchange.wire[0].frame.body.prefix(6)) == Array("PSYN".utf8) + [0, 4])
-        #expect(Array(exchange.wire[1].frame.body.prefix(2)) == [0, 4])
+        #expect(Array(exchange.wire[0].frame.body.prefix(6)) == Array("PSYN".utf8) + [0, 5])
+        #expect(Array(exchange.wire[1].frame.body.prefix(2)) == [0, 5])
     }
 
     @Test func everyConnectionGetsFreshKeys() throws {
@@ -91,9 +91,9 @@ import Testing
         var initiator = Handshake(
             role: .initiator, clusterKey: fixedClusterKey, ephemeral: Handshake.ephemeralKeyPair())
         _ = initiator.start()
-        let directives = initiator.receive(Frame(type: .handshakeReply, body: [0, 5] + Array(repeating: 9, count: 64)))
+        let directives = initiator.receive(Frame(type: .handshakeReply, body: [0, 9] + Array(repeating: 9, count: 64)))
         #expect(directives.failure?.kind == .incompatibleVersion)
-        #expect(directives.rejectReason == "incompatible protocol version 5; this node speaks 4")
+        #expect(directives.rejectReason == "incompatible protocol version 9; this node speaks \(WireProtocol.version)")
     }
 
     @Test func aVersionMismatchIsReportedEvenWhenTheInitHasAnotherLength() {

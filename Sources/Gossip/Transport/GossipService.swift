@@ -53,6 +53,12 @@ public final class GossipService: Service, @unchecked Sendable {
         public init(replicaID: String, role: NodeRole = .peer) {
             node = SyncNode.Configuration(hello: Hello(replicaID: replicaID, role: role, listenPort: 0))
         }
+
+        /// The listen socket's backlog: room for the connection cap
+        /// (`node.peers.maxConnections`, at least 128, at most 4,096), so
+        /// that a burst of dials (a relay's replicas all coming back) waits
+        /// in the kernel while admission takes them a batch at a time.
+        public var listenBacklog: Int32 { Int32(min(max(node.peers.maxConnections, 128), 4_096)) }
     }
 
     public let name = "gossip"
@@ -114,7 +120,8 @@ public final class GossipService: Service, @unchecked Sendable {
     @discardableResult
     public func start() throws -> UInt16 {
         precondition(!started.exchange(true, ordering: .acquiringAndReleasing), "GossipService started twice")
-        let listener = try Socket.listen(host: configuration.listenHost, port: configuration.listenPort)
+        let listener = try Socket.listen(
+            host: configuration.listenHost, port: configuration.listenPort, backlog: configuration.listenBacklog)
         listener.setNonBlocking()
         let port = listener.localPort
         configuration.node.hello.listenPort = port
@@ -138,7 +145,13 @@ public final class GossipService: Service, @unchecked Sendable {
             for peer in configuration.peers { node.addPeer(peer, source: .configured, now: loop.now) }
             carryOut(node.tick(now: loop.now))
         }
-        logger(LogRecord(.info, .listening, "listening", [("addr", "\(configuration.listenHost):\(port)")]))
+        logger(
+            LogRecord(
+                .info, .listening, "listening",
+                [
+                    ("addr", "\(configuration.listenHost):\(port)"),
+                    ("max_connections", "\(configuration.node.peers.maxConnections)"),
+                ]))
         return port
     }
 

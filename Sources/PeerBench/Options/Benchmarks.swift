@@ -7,8 +7,8 @@ struct Benchmark: Sendable {
 /// Every benchmark `peerd-bench` runs, with its flags.
 enum Benchmarks {
     static let all = [
-        crashWriter, sync, shell, thin, lab, topology, sessions, importing, wifi, bootstrap, domains, identity,
-        simulateScale,
+        crashWriter, sync, shell, thin, lab, topology, relayFanout, sessions, importing, wifi, bootstrap, domains,
+        identity, simulateScale,
     ]
 
     static let storage = Benchmark(
@@ -164,6 +164,27 @@ enum Benchmarks {
             sizes: arguments.counts("--sizes"), eventsPerReplica: arguments.count("--events"),
             seed: UInt64(arguments.count("--seed")), simulatedOnly: arguments.has("--simulated-only"),
             peerd: arguments.has("--simulated-only") ? nil : try arguments.peerd(), directory: arguments.text("--dir")
+        ).run()
+    }
+
+    static let relayFanout = Benchmark(
+        subcommand: Subcommand(
+            "relay-fanout",
+            "One real `peerd run --relay` and N replicas connected to it from this process (the real handshake\n"
+                + "and sync session, one thread for all): the relay's memory per connection, and the latency of\n"
+                + "live events written to the relay's HTTP API until each replica holds them (p99 target 100 ms).",
+            [
+                .count("--clients", 1_000, "replicas connected to the relay"),
+                .counts("--rates", [1_000], "events written per second, one run per rate"),
+                .decimal("--seconds", "S", 10, "how long each rate writes"),
+                .count("--writers", 4, "threads writing to the HTTP API"),
+                .peerd, .directory(),
+            ])
+    ) { arguments in
+        try RelayFanoutBenchmark(
+            clients: arguments.count("--clients"), rates: arguments.counts("--rates"),
+            seconds: arguments.decimal("--seconds"), writers: arguments.count("--writers"),
+            peerd: try arguments.peerd(), directory: arguments.text("--dir")
         ).run()
     }
 

@@ -28,6 +28,8 @@ final class DaemonAPI: @unchecked Sendable {
         /// may call `POST /events` and `GET /events`, nothing else.
         var deviceTokens: DeviceTokens.Watched?
         var doubleTapWindowMs: Int64 = 300
+        /// The peer connection cap in effect, as `GET /status` shows it (`sync.max_connections`).
+        var maxConnections = 64
         /// How long a quiet change stream waits before a keepalive comment.
         var keepaliveSeconds: TimeInterval = 15
         /// A relay's shared store (`--store`): its listener tells whether it is reachable.

@@ -25,7 +25,7 @@ extension DaemonAPI {
             replica: replica, role: settings.role.description, identity: settings.identity,
             storage: StorageReport(storage.health),
             sync: DaemonStatus.Sync(
-                peers_connected: connected.count,
+                peers_connected: connected.count, max_connections: settings.maxConnections,
                 events_missing: connected.reduce(0) { $0 + $1.eventsToReceive },
                 events_to_send: connected.reduce(0) { $0 + $1.eventsToSend },
                 peers_diverged: connected.filter(\.diverged).count,
@@ -134,6 +134,9 @@ extension DaemonAPI {
 struct DaemonStatus: Codable {
     struct Sync: Codable {
         var peers_connected: Int
+        /// The most peer connections this daemon keeps open: `--max-connections`, or its role's
+        /// default, as the descriptor limit allowed it (absent from daemons that predate it).
+        var max_connections: Int?
         /// Events connected peers hold that this node lacks (from cursors).
         var events_missing: UInt64
         /// Events this node holds that connected peers lack.
@@ -198,7 +201,8 @@ struct DaemonStatus: Codable {
         var lines = [
             replica.text, "daemon      running, role \(role)", "identity    \(identity.public_key), \(identity.text)",
             "storage     \(storage.text)",
-            "sync        \(sync.peers_connected) peers connected, \(sync.peers_in_sync) in sync, "
+            "sync        \(sync.peers_connected) peers connected\(sync.max_connections.map { " (at most \($0))" } ?? ""), "
+                + "\(sync.peers_in_sync) in sync, "
                 + "\(sync.events_missing) events missing, \(sync.events_to_send) to send",
         ]
         if sync.peers_diverged > 0 {

@@ -11,7 +11,8 @@ enum RunCommand {
         usage: """
             run [--listen HOST:PORT] [--peer HOST:PORT ...] [--no-mdns] [--log-level LEVEL] \
             [--http HOST:PORT|off] [--http-token-file FILE] [--double-tap-ms N] [--relay] \
-            [--topology auto|mesh|hub] [--relay-fallback-ms N] [--start-from checkpoint|replay] \
+            [--topology auto|mesh|hub] [--relay-fallback-ms N] [--max-connections N] \
+            [--start-from checkpoint|replay] \
             [--keep-history all|Nd] [--store postgresql://…] \(testUsage)[--config FILE]
             """,
         summary: """
@@ -28,7 +29,9 @@ enum RunCommand {
             role=relay and serves as the hub its replicas sync through. --topology (default auto, \
             docs/topology.md): auto syncs through relays while one is connected and falls back to the \
             full mesh --relay-fallback-ms (default 3000) after the last one is gone; mesh ignores \
-            relays; hub dials relays only and never falls back. --start-from (default checkpoint, \
+            relays; hub dials relays only and never falls back. --max-connections (default 2048 with \
+            --relay, else 64): the most peer connections open at once, accepted and dialed; lowered, \
+            with a warning, to what the descriptor limit (ulimit -n) can carry. --start-from (default checkpoint, \
             docs/operations.md "Checkpoints"): an empty replica starts from the newest checkpoint a peer \
             shows that it trusts, plus the events after it; replay takes the whole history instead. \
             --keep-history (default all): with Nd, the events a checkpoint covers are dropped once every \
@@ -40,7 +43,7 @@ enum RunCommand {
         flags: ["no-mdns", "relay"],
         options: Set([
             "listen", "peer", "log-level", "http", "http-token-file", "double-tap-ms", "topology", "relay-fallback-ms",
-            "start-from", "keep-history", "store",
+            "max-connections", "start-from", "keep-history", "store",
         ]).union(testOptions),
         repeatable: ["peer"], acceptsConfig: true,
         run: { arguments, directory in
@@ -85,6 +88,13 @@ enum RunCommand {
                 throw UsageError.badValue(text, of: "relay-fallback-ms", "must be a whole number of 0 or more")
             }
             settings.relayFallbackMs = fallback
+        }
+        if let text = arguments.options["max-connections"] {
+            guard let cap = Int(text), (1...maximumConnections).contains(cap) else {
+                throw UsageError.badValue(
+                    text, of: "max-connections", "must be a whole number from 1 to \(maximumConnections)")
+            }
+            settings.maxConnections = cap
         }
         switch arguments.options["start-from"] ?? "checkpoint" {
         case "checkpoint": settings.startsFromCheckpoints = true
@@ -133,6 +143,9 @@ enum RunCommand {
         private static let testUsage = ""
         private static let testSummary = ""
     #endif
+
+    /// The largest `--max-connections`: more than one host's ports could carry from one address.
+    static let maximumConnections = 65_536
 
     static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")

@@ -26,6 +26,8 @@ enum DaemonRuntime {
         var topology = TopologyMode.auto
         /// How long an `auto` replica keeps to the hub once every relay is gone.
         var relayFallbackMs: Int64 = 3_000
+        /// `--max-connections`; `nil`: the role's default (`defaultMaxConnections`).
+        var maxConnections: Int?
         /// `--start-from`: an empty log may start from a peer's checkpoint.
         var startsFromCheckpoints = true
         /// `--keep-history`.
@@ -37,6 +39,11 @@ enum DaemonRuntime {
         var clockOffsetMs: Int64 = 0
 
         var role: NodeRole { relay ? .relay : .peer }
+
+        /// The peer connection cap asked for: `--max-connections`, or 2,048 on
+        /// a relay (the hub of a large site holds one connection per replica)
+        /// and 64 on a replica.
+        var wantedMaxConnections: Int { maxConnections ?? (relay ? 2_048 : 64) }
     }
 
     /// How long shutdown may take before the process exits anyway; the
@@ -84,6 +91,7 @@ enum DaemonRuntime {
         var configuration = GossipService.Configuration(replicaID: storage.replicaID, role: settings.role)
         configuration.node.peers.topology = settings.topology
         configuration.node.peers.relayFallbackMs = settings.relayFallbackMs
+        configuration.node.peers.maxConnections = peerCap(settings, handshakes: configuration.admission, logger: logger)
         configuration.node.startsFromCheckpoints = settings.startsFromCheckpoints
         configuration.node.retention = settings.retention
         configuration.node.retired = try configured { try directory.retired() }
@@ -161,9 +169,13 @@ enum DaemonRuntime {
                     certificate: identity.certificate,
                     topologyMode: settings.topology, token: token,
                     deviceTokens: DeviceTokens.Watched(path: DeviceTokens.path(in: directory.path)),
-                    doubleTapWindowMs: settings.doubleTapWindowMs, sharedStore: listener),
+                    doubleTapWindowMs: settings.doubleTapWindowMs,
+                    maxConnections: configuration.node.peers.maxConnections, sharedStore: listener),
                 metrics: DaemonMetrics(), log: logger.write)
-            let service = HTTPAPIService(api: api, log: logger.write)
+            let service = HTTPAPIService(
+                api: api,
+                peerDescriptors: configuration.node.peers.maxConnections + configuration.admission.maxPending,
+                log: logger.write)
             do {
                 let port = try service.start(on: address)
                 httpAddress = PeerAddress(host: address.host, port: port).description
@@ -238,6 +250,27 @@ enum DaemonRuntime {
         } catch {
             throw StartupConfigurationError(description: "\(error)")
         }
+    }
+
+    /// The peer connection cap the descriptor limit can carry beside the
+    /// handshakes and the HTTP server; logs `peers.descriptors_low` when it
+    /// is lower than asked (raise `ulimit -n`, or `LimitNOFILE=` in the unit).
+    private static func peerCap(
+        _ settings: Settings, handshakes: AdmissionLimits, logger: StandardErrorLog
+    ) -> Int {
+        let wanted = settings.wantedMaxConnections
+        let cap = DescriptorBudget.peerConnections(
+            wanted: wanted, handshakes: handshakes.maxPending,
+            http: settings.http == nil ? 0 : HTTPServer.Limits().connectionLimit)
+        if cap < wanted {
+            let limit = DescriptorBudget.softLimit(raisedTowards: 0).map { "\($0)" } ?? "unlimited"
+            logger.write(
+                LogRecord(
+                    .warning, .peersDescriptorsLow,
+                    "fewer peer connections than --max-connections asks: the descriptor limit (ulimit -n) is too low",
+                    [("wanted", "\(wanted)"), ("max_connections", "\(cap)"), ("descriptor_limit", limit)]))
+        }
+        return cap
     }
 
     private static func say(_ line: String) {

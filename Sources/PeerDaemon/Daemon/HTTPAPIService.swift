@@ -11,10 +11,15 @@ final class HTTPAPIService: Service, Sendable {
     let api: DaemonAPI
     let server: HTTPServer
 
-    init(api: DaemonAPI, log: @escaping @Sendable (LogRecord) -> Void) {
+    /// - Parameter peerDescriptors: descriptors the sync peers and their
+    ///   handshakes may hold, left out of the HTTP server's budget.
+    init(api: DaemonAPI, peerDescriptors: Int = 0, log: @escaping @Sendable (LogRecord) -> Void) {
         self.api = api
         let metrics = api.metrics
-        server = HTTPServer(handler: { api.handle($0) }, refused: { metrics.countRequest(status: $0) }, log: log)
+        var limits = HTTPServer.Limits()
+        limits.descriptorsBesides = UInt32(clamping: peerDescriptors)
+        server = HTTPServer(
+            limits: limits, handler: { api.handle($0) }, refused: { metrics.countRequest(status: $0) }, log: log)
     }
 
     /// Binds `address` and serves; returns the port.

@@ -35,6 +35,9 @@ final class HTTPServer: @unchecked Sendable {
         /// keep-alive ones included; lowered at start to what the process's
         /// descriptor limit can hold (`DescriptorBudget`).
         var connectionLimit: UInt32 = 1024
+        /// Descriptors the process holds for other connections (the sync
+        /// peers and handshakes), left out of the HTTP server's budget.
+        var descriptorsBesides: UInt32 = 0
         /// Seconds a connection may send and receive nothing before it is
         /// closed: an idle keep-alive one, a client that stopped sending its
         /// request or stopped reading. A suspended connection (its handler
@@ -91,7 +94,8 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Listens on `host:port` (port 0 picks one) and returns the port.
     func start(host: String, port: UInt16) throws -> UInt16 {
-        let connectionLimit = DescriptorBudget.connections(wanted: limits.connectionLimit)
+        let connectionLimit = DescriptorBudget.connections(
+            wanted: limits.connectionLimit, besides: limits.descriptorsBesides)
         if connectionLimit < limits.connectionLimit {
             log(
                 LogRecord(

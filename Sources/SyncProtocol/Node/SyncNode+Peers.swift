@@ -22,7 +22,8 @@ extension SyncNode {
     }
 
     /// Peer exchange: tells a newly identified peer every replica address we
-    /// know, and every other peer the new one's address.
+    /// know, and every other peer the new one's address, each with its role
+    /// when known (a replica in the hub dials only relays).
     mutating func exchangePeers(on id: ConnectionID, hello: Hello) -> [Effect] {
         let connection = manager.connections[id]
         let address =
@@ -34,7 +35,7 @@ extension SyncNode {
         let known = knownAdverts().filter { $0.replicaID != hello.replicaID }
         if !known.isEmpty { effects.append(.send(id, .peers(known))) }
         if let address {
-            let advert = PeerAdvert(replicaID: hello.replicaID, address: address)
+            let advert = PeerAdvert(replicaID: hello.replicaID, address: address, role: hello.role)
             adverts[id] = advert
             for other in sessions.keys.sorted() where other != id && sessions[other]?.peer != nil {
                 effects.append(.send(other, .peers([advert])))
@@ -50,7 +51,7 @@ extension SyncNode {
             if let replicaID = target.replicaID, replicaID != configuration.hello.replicaID,
                 target.state != .retired
             {
-                byReplica[replicaID] = PeerAdvert(replicaID: replicaID, address: target.address)
+                byReplica[replicaID] = PeerAdvert(replicaID: replicaID, address: target.address, role: target.role)
             }
         }
         for advert in adverts.values { byReplica[advert.replicaID] = advert }

@@ -102,6 +102,7 @@ extension SyncNode {
             if !run.isEmpty { break }
             rest.removeFirst()
             effects += perform(sessions[id]!.receive(message), on: id, now: now)
+            if case .state = message, sessions[id]?.peerStateCursor == cursor { peerDescribesCursor = true }
             if case .cursor(let heads) = message { awaitPrunedFeeds(heads, on: id, now: now) }
             noteProgress(on: id, received: 0, now: now)
         }
@@ -265,7 +266,7 @@ extension SyncNode {
     var stateHashDueAt: Milliseconds? {
         guard !sessions.isEmpty, !localStateIsCurrent, !storage.hashing else { return nil }
         var due: Milliseconds
-        if sessions.values.contains(where: { $0.peerState?.cursor == cursor }) {
+        if peerDescribesCursor {
             due = cursorMovedAt  // the peer's summary is compared as soon as ours is known
         } else {
             let sampled = cursor.eventCount % max(configuration.stateSampleEvery, 1) == 0
@@ -274,6 +275,13 @@ extension SyncNode {
         }
         if let again = storage.hashAgainAt { due = max(due, again) }
         return due
+    }
+
+    /// Whether a session's peer reported its state at `cursor`, by a pass
+    /// over the sessions: when the cursor moved or a session went.
+    mutating func notePeerStates() {
+        let values = sessions.values
+        peerDescribesCursor = values.indices.contains { values[$0].peerStateCursor == cursor }
     }
 
     /// Asks storage for the state summary at the cursor now.

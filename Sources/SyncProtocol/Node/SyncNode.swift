@@ -131,7 +131,13 @@ public struct SyncNode: Sendable {
     public internal(set) var manager: PeerManager
     public internal(set) var sessions: [ConnectionID: SyncSession] = [:]
     /// What this replica holds, as storage last said.
-    public internal(set) var cursor: VectorCursor
+    public internal(set) var cursor: VectorCursor {
+        didSet { notePeerStates() }
+    }
+    /// Whether a session's peer reported its state at `cursor`: kept as the
+    /// cursor moves and states arrive, so that `nextDeadline`, asked after
+    /// every message, takes no pass over the sessions (`SyncNode+Storage`).
+    var peerDescribesCursor = false
     public internal(set) var statistics = SyncStatistics()
     /// This replica's state summary as last computed (see
     /// `Configuration.stateQuietMs`; only while a session is open), with
@@ -281,6 +287,7 @@ public struct SyncNode: Sendable {
     public mutating func connectionClosed(_ id: ConnectionID, now: Milliseconds) {
         checkpointPeerLost(id, now: now)
         sessions[id] = nil
+        if peerDescribesCursor { notePeerStates() }
         remoteHosts[id] = nil
         adverts[id] = nil
         catchUps[id] = nil
@@ -419,7 +426,8 @@ public struct SyncNode: Sendable {
                 effects += learn(learned, from: id, now: now)
             case .learned(let learned):
                 for advert in learned where advert.replicaID != configuration.hello.replicaID {
-                    manager.addPeer(advert.address, source: .exchanged, replicaID: advert.replicaID, now: now)
+                    manager.addPeer(
+                        advert.address, source: .exchanged, replicaID: advert.replicaID, role: advert.role, now: now)
                 }
             case .readEvents(let ranges, let maxEvents, let maxBytes):
                 if let page = recent.page(for: ranges, maxEvents: maxEvents, maxBytes: maxBytes, proven: verifiesFeeds)

@@ -8,7 +8,10 @@ import Replica
 ///   identified (both dialed at once), both ends keep the one dialed by the
 ///   replica whose id sorts first.
 /// - A failed or lost peer is redialed after 1 s, 2 s, 5 s, 10 s, then every
-///   30 s; success resets the schedule.
+///   30 s; success resets the schedule. An address known to be a relay is
+///   redialed after at most `relayBackoffCapMs` (2 s), and at once when
+///   discovery announces it again: replicas in the hub come back to a
+///   restarted relay within seconds.
 /// - A connection silent for `deadAfterMs` is closed (the session's cursor
 ///   exchange every second is the keepalive).
 /// - At most `maxConnections` connections, of which at most `maxOutbound`
@@ -19,7 +22,14 @@ import Replica
 public struct PeerManager: Sendable {
     public struct Configuration: Sendable {
         public var backoffMs: [Milliseconds] = [1_000, 2_000, 5_000, 10_000, 30_000]
+        /// The longest backoff of an address known to be a relay: the hub's
+        /// replicas dial nothing else, so a relay that is back is dialed
+        /// again within this long.
+        public var relayBackoffCapMs: Milliseconds = 2_000
         public var deadAfterMs: Milliseconds = 6_000
+        /// Open connections at most (accepted and dialed); one more is
+        /// closed as soon as it is up. `peerd run --max-connections` sets
+        /// it (a relay's default is larger: docs/relay.md).
         public var maxConnections = 64
         public var maxOutbound = 16
         /// Close the oldest outbound connection this often when peers wait
@@ -91,7 +101,10 @@ public struct PeerManager: Sendable {
     public private(set) var targets: [PeerAddress: Target] = [:]
     public internal(set) var connections: [ConnectionID: Connection] = [:]
     private var random: SplitMix64
-    private var lastRotationAt: Milliseconds = 0
+    var lastRotationAt: Milliseconds = 0
+    /// `nextDeadline`'s parts that take a pass over every connection and
+    /// address, kept current by each input (`PeerManager+Deadlines`).
+    var deadlines = DeadlineCache()
 
     public init(
         replicaID: String, role: NodeRole = .peer, configuration: Configuration = Configuration(), seed: UInt64 = 0
@@ -106,13 +119,19 @@ public struct PeerManager: Sendable {
 
     /// Learns an address (and, when a peer or discovery told us, whose it
     /// is and its role); it is dialed at the next `tick` unless that replica
-    /// is already connected or the hub topology leaves it out.
+    /// is already connected or the hub topology leaves it out. Discovery
+    /// announcing a relay that waits out a backoff makes it due at once.
     public mutating func addPeer(
         _ address: PeerAddress, source: PeerSource, replicaID peerID: String? = nil, role peerRole: NodeRole? = nil,
         now: Milliseconds
     ) {
+        defer { refreshDeadlines() }
         if var target = targets[address] {
             if let peerRole { target.role = peerRole }
+            if source == .discovered, target.role == .relay, target.state == .waiting {
+                // mDNS announces a relay again: it is (re)started, so dial it now rather than after the backoff.
+                target.nextDialAt = min(target.nextDialAt, now)
+            }
             if let peerID, target.state.connection == nil {
                 // The address now leads to this replica (a device re-initialised, or a new one on the same IP).
                 target.replicaID = peerID
@@ -131,6 +150,7 @@ public struct PeerManager: Sendable {
     /// Stops dialing an address (mDNS withdrew it); an open connection stays
     /// until it fails by itself.
     public mutating func removePeer(_ address: PeerAddress) {
+        defer { refreshDeadlines() }
         guard var target = targets[address] else { return }
         if case .connected = target.state { return }
         target.state = .retired
@@ -138,6 +158,7 @@ public struct PeerManager: Sendable {
     }
 
     public mutating func dialFailed(_ address: PeerAddress, reason: String, now: Milliseconds) {
+        defer { refreshDeadlines() }
         guard var target = targets[address], target.state == .dialing else { return }
         target.lastError = reason
         scheduleRedial(&target, now: now)
@@ -156,6 +177,7 @@ public struct PeerManager: Sendable {
     public mutating func connected(
         _ id: ConnectionID, dialed: PeerAddress?, now: Milliseconds
     ) -> [Directive] {
+        defer { refreshDeadlines() }
         connections[id] = Connection(id: id, dialed: dialed, openedAt: now, lastHeardAt: now)
         if let dialed, var target = targets[dialed] {
             target.state = .connected(id)
@@ -173,6 +195,7 @@ public struct PeerManager: Sendable {
     public mutating func identified(
         _ id: ConnectionID, replicaID peerID: String, role peerRole: NodeRole = .peer, now: Milliseconds
     ) -> [Directive] {
+        defer { refreshDeadlines() }
         guard var connection = connections[id] else { return [] }
         connection.replicaID = peerID
         connection.role = peerRole
@@ -203,12 +226,16 @@ public struct PeerManager: Sendable {
     }
 
     /// Any message arrived on the connection.
+    /// Costs no pass over the connections unless this one was the next to go
+    /// silent: a relay hears every replica's cursor and acks.
     public mutating func heard(_ id: ConnectionID, now: Milliseconds) {
         connections[id]?.lastHeardAt = now
+        if deadlines.silentID == id { refreshDeadlines() }
     }
 
     /// The connection is gone; its address is redialed after a backoff.
     public mutating func disconnected(_ id: ConnectionID, now: Milliseconds) {
+        defer { refreshDeadlines() }
         guard let connection = connections.removeValue(forKey: id) else { return }
         if connection.role == .relay { relayDisconnected(now: now) }
         for (address, var target) in targets {
@@ -217,7 +244,7 @@ public struct PeerManager: Sendable {
                 scheduleRedial(&target, now: now)
             } else if target.state == .waiting, let peerID = connection.replicaID, target.replicaID == peerID {
                 // Other addresses of the replica that just left wait a backoff too.
-                target.nextDialAt = max(target.nextDialAt, now + backoff(afterFailures: 1))
+                target.nextDialAt = max(target.nextDialAt, now + backoff(afterFailures: 1, role: target.role))
             } else {
                 continue
             }
@@ -227,6 +254,7 @@ public struct PeerManager: Sendable {
 
     /// Closes silent connections, rotates, and dials addresses whose time came.
     public mutating func tick(now: Milliseconds) -> [Directive] {
+        defer { refreshDeadlines() }
         fallBackIfDue(now: now)
         var directives: [Directive] = []
         for connection in connections.values.sorted(by: { $0.id < $1.id })
@@ -261,37 +289,6 @@ public struct PeerManager: Sendable {
         return directives
     }
 
-    /// When `tick` next has something to do (close a silent connection,
-    /// dial an address whose time came, rotate, fall back to the mesh), or
-    /// `nil` when only a new input can change anything. The shell sleeps
-    /// until then.
-    public var nextDeadline: Milliseconds? {
-        var deadline: Milliseconds?
-        func consider(_ time: Milliseconds) { deadline = min(deadline ?? time, time) }
-        if case .relayLost(_, let fallbackAt) = hubState { consider(fallbackAt) }
-        for connection in connections.values where !connection.closing {
-            consider(connection.lastHeardAt + configuration.deadAfterMs + 1)
-        }
-        let connectedReplicas = Set(connections.values.compactMap(\.replicaID))
-        let earliestDial = targets.values.filter { target in
-            target.state == .waiting && !(target.replicaID.map(connectedReplicas.contains) ?? false)
-                && isDialable(target)
-        }.map(\.nextDialAt).min()
-        if let earliestDial {
-            let outbound =
-                connections.values.filter { $0.dialed != nil }.count
-                + targets.values.filter { $0.state == .dialing }.count
-            if outbound < configuration.maxOutbound && connections.count < configuration.maxConnections {
-                consider(earliestDial)
-            } else if let rotateEvery = configuration.rotateEveryMs, outbound >= configuration.maxOutbound,
-                connections.values.contains(where: { $0.dialed != nil && !$0.closing })
-            {
-                consider(max(earliestDial, lastRotationAt + rotateEvery))
-            }
-        }
-        return deadline
-    }
-
     /// Of two connections to one replica, the one both ends keep: the one
     /// dialed by the replica whose id sorts first (the older one on a tie).
     private func preferred(_ a: Connection, _ b: Connection) -> Connection {
@@ -302,13 +299,14 @@ public struct PeerManager: Sendable {
         return a.id < b.id ? a : b
     }
 
-    private func backoff(afterFailures failures: Int) -> Milliseconds {
-        configuration.backoffMs[min(max(failures - 1, 0), configuration.backoffMs.count - 1)]
+    private func backoff(afterFailures failures: Int, role: NodeRole? = nil) -> Milliseconds {
+        let step = configuration.backoffMs[min(max(failures - 1, 0), configuration.backoffMs.count - 1)]
+        return role == .relay ? min(step, configuration.relayBackoffCapMs) : step
     }
 
     private func scheduleRedial(_ target: inout Target, now: Milliseconds) {
         target.failures += 1
         target.state = .waiting
-        target.nextDialAt = now + backoff(afterFailures: target.failures)
+        target.nextDialAt = now + backoff(afterFailures: target.failures, role: target.role)
     }
 }

@@ -155,14 +155,24 @@ public struct EventBatch: Hashable, Sendable {
     }
 }
 
-/// A replica and where it accepts connections, as one peer tells another.
+/// A replica, where it accepts connections and its role, as one peer tells
+/// another (a `peers` message).
+///
+/// ```swift
+/// let advert = PeerAdvert(
+///     replicaID: "relay-1", address: PeerAddress(host: "10.0.0.9", port: 4100), role: .relay)
+/// ```
 public struct PeerAdvert: Hashable, Sendable {
     public var replicaID: String
     public var address: PeerAddress
+    /// `peer` or `relay`, as the replica's hello or discovery said; `nil`
+    /// when the sender does not know it yet (byte 0 on the wire).
+    public var role: NodeRole?
 
-    public init(replicaID: String, address: PeerAddress) {
+    public init(replicaID: String, address: PeerAddress, role: NodeRole? = nil) {
         self.replicaID = replicaID
         self.address = address
+        self.role = role
     }
 }
 

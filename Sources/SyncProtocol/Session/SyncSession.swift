@@ -158,6 +158,8 @@ public struct SyncSession: Sendable {
     public private(set) var hasSynced = false
     /// The peer's identity, once its hello was admitted; `nil` for a peer without one in an open cluster.
     public private(set) var peerIdentity: PeerIdentity?
+    /// The cursor the peer's latest `state` message described (`peerStateCursor`).
+    private var reportedStateCursor: VectorCursor?
 
     /// - Parameters:
     ///   - binding: the handshake transcript (`SessionKeys.transcript`) of the connection.
@@ -208,6 +210,13 @@ public struct SyncSession: Sendable {
     public var peerState: StateReport? {
         if case .syncing(let syncing) = state { return syncing.peerState }
         return nil
+    }
+
+    /// The cursor of `peerState`, read without copying the session's state
+    /// (the node asks for every session's as its cursor moves).
+    public var peerStateCursor: VectorCursor? {
+        guard case .syncing = state else { return nil }
+        return reportedStateCursor
     }
 
     /// True when the peer's last reported state describes the cursor we now
@@ -317,6 +326,7 @@ public struct SyncSession: Sendable {
             let report = StateReport(summary: summary, cursor: syncing.peerAdvertised)
             if let localState { syncing.noteState(localState, local: true) }
             syncing.noteState(report, local: false)
+            reportedStateCursor = report.cursor
             state = .syncing(syncing)
             // Ours at that cursor, if the log still stands there, lets the two be compared.
             return syncing.localStates.contains { $0.cursor == report.cursor } || hidesFeeds

@@ -83,7 +83,7 @@ public struct MessageDecoder: Sendable {
         case .goodbye:
             message = .goodbye(reason: try reader.readString("reason"))
         case .peers:
-            let count = try reader.readCount("peer count", minimumElementSize: 4)
+            let count = try reader.readCount("peer count", minimumElementSize: 5)
             guard count <= MessageDecoder.maximumAdverts else {
                 throw WireError.malformed("\(count) peers in one message")
             }
@@ -95,7 +95,11 @@ public struct MessageDecoder: Sendable {
                 guard !replicaID.isEmpty, !host.isEmpty, host.utf8.count <= 255, port != 0 else {
                     throw WireError.malformed("peer address \(host):\(port)")
                 }
-                adverts.append(PeerAdvert(replicaID: replicaID, address: PeerAddress(host: host, port: port)))
+                let roleByte = try reader.readByte("peer role")
+                let role = NodeRole(rawValue: roleByte)
+                guard role != nil || roleByte == 0 else { throw WireError.malformed("peer role \(roleByte)") }
+                adverts.append(
+                    PeerAdvert(replicaID: replicaID, address: PeerAddress(host: host, port: port), role: role))
             }
             message = .peers(adverts)
         case .state:

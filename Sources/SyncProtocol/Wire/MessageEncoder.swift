@@ -154,6 +154,7 @@ public struct MessageEncoder: Sendable {
                 writer.write(string: advert.replicaID)
                 writer.write(string: advert.address.host)
                 writer.write(uint16: advert.address.port)
+                writer.write(advert.role?.rawValue ?? 0)
             }
             return writer.bytes
         case .state(let summary):
