@@ -39,6 +39,12 @@ public final class EventLog {
         /// need less. 4 MiB caught up 1M events as fast as 8 MiB did, with
         /// 3 MiB less memory (docs/storage.md "Memory").
         public var pageCacheKiB = 4_096
+        /// The WAL is copied back into the database once it holds this
+        /// many pages (`PRAGMA wal_autocheckpoint`); the file keeps the
+        /// size it reached. 10,000 pages (40 MiB) spare a daemon's catch-up
+        /// checkpoints; a simulator running a thousand logs in memory
+        /// passes fewer.
+        public var walAutocheckpointPages = 10_000
         /// Opens the file for reading only (`open` alone; `create` ignores
         /// it): nothing is migrated or written, and every write fails with a
         /// `.readOnly` storage fault. For a check beside a running daemon.
@@ -205,7 +211,7 @@ public final class EventLog {
             """
             PRAGMA synchronous = \(options.durability.rawValue);
             PRAGMA cache_size = -\(max(64, options.pageCacheKiB));
-            PRAGMA wal_autocheckpoint = 10000;
+            PRAGMA wal_autocheckpoint = \(max(1, options.walAutocheckpointPages));
             PRAGMA temp_store = MEMORY;
             """)
     }
