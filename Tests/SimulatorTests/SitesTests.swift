@@ -12,11 +12,13 @@ struct SitesTests {
         plan.sites = 3
         plan.replicasPerSite = 20
         plan.relaysPerSite = relaysPerSite
-        plan.events = 60
+        plan.events = 30
         plan.relayDeaths = 1
         plan.sitePartitions = 1
-        plan.warmUpMs = 5_000
-        plan.writingMs = 20_000
+        plan.warmUpMs = 3_000
+        plan.writingMs = 12_000
+        plan.relayDowntimeMs = 3_000...5_000
+        plan.partitionMs = 3_000...5_000
         plan.seed = 4
         return plan
     }
@@ -35,9 +37,11 @@ struct SitesTests {
         #expect(result.lan.links >= 60 * relaysPerSite, "LAN links \(result.lan.links)")
         #expect(result.wan.links >= 3, "WAN links \(result.wan.links)")
         #expect(result.lan.bytesPerEvent > 0 && result.wan.bytesPerEvent > 0)
-        // An event reaches each node at least once; duplicates stay few.
+        // An event reaches each node at least once. Nearly every origin writes one event, which link
+        // pruning cannot spare (its first events cross every link): a replica gets it from each of
+        // its relays, and from its mesh peers while its site has no relay. A flood would be near 16.
         #expect(
-            result.receptionsPerEventPerNode >= 1 && result.receptionsPerEventPerNode < 2,
+            result.receptionsPerEventPerNode >= 1 && result.receptionsPerEventPerNode < Double(relaysPerSite + 2),
             "receptions \(result.receptionsPerEventPerNode)")
     }
 
