@@ -132,6 +132,28 @@ public struct NetworkStatistics: Sendable, Hashable {
     /// Bytes of the messages sent, as sealed frames on the wire (frame
     /// header, encoded message, tag); counted only with `Scenario.countsBytes`.
     public var bytesSent = 0
+    /// The same messages by the link they took: within one site, or
+    /// between two (`Scenario.sites`; without sites every link is `lan`).
+    public var lan = LinkTraffic()
+    public var wan = LinkTraffic()
 
     public init() {}
+}
+
+/// What the links of one class carried.
+public struct LinkTraffic: Sendable, Hashable {
+    /// Bytes of the messages sent, as sealed frames (with `Scenario.countsBytes`).
+    public var bytes = 0
+    public var messages = 0
+    /// Node pairs whose link carried a message since the count began (the
+    /// initial events, or the start).
+    public var linksUsed = 0
+
+    public init() {}
+
+    mutating func add(_ other: LinkTraffic) {
+        bytes += other.bytes
+        messages += other.messages
+        linksUsed += other.linksUsed
+    }
 }

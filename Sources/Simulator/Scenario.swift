@@ -81,6 +81,12 @@ public struct Scenario: Sendable {
     /// joins late and late edits (`Scenario.checkpoints(seed:)`); nil: a
     /// run without checkpoints.
     public var checkpoints: CheckpointPlan?
+    /// Replicas grouped in sites around their own relays, linked over slow
+    /// WAN links (`SiteLayout`); nil: one LAN where every replica knows
+    /// every other.
+    public var sites: SiteLayout?
+    /// Local appends (`appendCount`) fall in `appendsFromMs..<faultPhaseMs`.
+    public var appendsFromMs: Milliseconds = 0
 
     /// A calm scenario: no faults, no skew, no workload.
     public init(seed: UInt64, replicaCount: Int) {
@@ -88,6 +94,14 @@ public struct Scenario: Sendable {
         self.seed = seed
         self.replicaCount = replicaCount
         clockSkewMs = Array(repeating: 0, count: replicaCount)
+    }
+
+    /// A calm scenario of replicas in sites (`SiteLayout`): its relays
+    /// first, then its replicas, site by site.
+    public init(seed: UInt64, sites: SiteLayout) {
+        self.init(seed: seed, replicaCount: sites.nodeCount)
+        self.sites = sites
+        relayCount = sites.relayCount
     }
 
     /// The scenario of one seed of the sweep: 3–20 replicas, random fault

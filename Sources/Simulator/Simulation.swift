@@ -68,7 +68,7 @@ public final class Simulation {
     private(set) var convergedAt: Milliseconds?
     /// When every session's peer had reported the common state hash.
     private(set) var statesReportedAt: Milliseconds?
-    private let directory: SimulationDirectory
+    let directory: SimulationDirectory
 
     public init(scenario: Scenario) throws {
         precondition(scenario.clockSkewMs.count == scenario.replicaCount, "one clock skew per replica")
@@ -76,6 +76,7 @@ public final class Simulation {
         random = SimulationRandom(seed: scenario.seed)
         network = VirtualNetwork(replicaCount: scenario.replicaCount, conditions: scenario.conditions)
         network.countsBytes = scenario.countsBytes
+        network.sites = scenario.sites
         hops = HopTracker(replicaCount: scenario.replicaCount)
         let directory = try SimulationDirectory(seed: scenario.seed)
         self.directory = directory
@@ -109,7 +110,8 @@ public final class Simulation {
         scheduleCheckpointSteps()
         queue.schedule(.initialEvents, at: scenario.initialEventsAtMs)
         for _ in 0..<scenario.appendCount {
-            queue.schedule(.localAppend, at: random.int(in: 0..<max(1, scenario.faultPhaseMs)))
+            let from = min(scenario.appendsFromMs, scenario.faultPhaseMs - 1)
+            queue.schedule(.localAppend, at: random.int(in: max(0, from)..<max(1, scenario.faultPhaseMs)))
         }
         for fault in scenario.faults {
             queue.schedule(.fault(fault.action), at: fault.at)
@@ -139,14 +141,21 @@ public final class Simulation {
             statistics.messagesBeforeInitialEvents = network.statistics.messagesSent
             statistics.bytesBeforeInitialEvents = network.statistics.bytesSent
             statistics.connectionsAtInitialEvents = identifiedConnections
+            statistics.lanBeforeInitialEvents = network.statistics.lan
+            statistics.wanBeforeInitialEvents = network.statistics.wan
+            statistics.eventsReceivedBeforeInitialEvents =
+                statistics.eventsReceived + replicas.compactMap(\.node).reduce(0) { $0 + $1.statistics.eventsReceived }
+            network.forgetLinksUsed()
             for replica in replicas where replica.isUp && isEventWriter(replica.index) {
                 for _ in 0..<scenario.initialEventsPerReplica { appendInitialEvent(on: replica) }
             }
             for at in scenario.laterEventWavesAtMs { queue.schedule(.eventWave, at: at) }
         case .eventWave:
             let nodes = replicas.compactMap(\.node)
-            statistics.eventsReceivedBeforeLastWave = nodes.reduce(0) { $0 + $1.statistics.eventsReceived }
-            statistics.eventsStoredBeforeLastWave = nodes.reduce(0) { $0 + $1.statistics.eventsStored }
+            statistics.eventsReceivedBeforeLastWave =
+                statistics.eventsReceived + nodes.reduce(0) { $0 + $1.statistics.eventsReceived }
+            statistics.eventsStoredBeforeLastWave =
+                statistics.eventsStored + nodes.reduce(0) { $0 + $1.statistics.eventsStored }
             for replica in replicas where replica.isUp && isEventWriter(replica.index) {
                 for _ in 0..<scenario.initialEventsPerReplica { appendInitialEvent(on: replica) }
             }
@@ -206,8 +215,14 @@ public final class Simulation {
         configureCheckpoints(&configuration, of: replica)
         try replica.start(clock: clock, configuration: configuration, logger: logs.logger(for: replica.replicaID))
         network.hostStarted(replica.host)
-        for other in replicas where other.index != replica.index {
-            replica.node!.addPeer(other.address, source: .configured, role: role(of: other.index), now: now)
+        if let sites = scenario.sites {
+            for (other, role) in sites.knownPeers(of: replica.index) {
+                replica.node!.addPeer(replicas[other].address, source: .configured, role: role, now: now)
+            }
+        } else {
+            for other in replicas where other.index != replica.index {
+                replica.node!.addPeer(other.address, source: .configured, role: role(of: other.index), now: now)
+            }
         }
         // The first round at a random moment, so that the nodes' rounds do not all fall together.
         nextTickAt[replica.index] = now + random.int(in: 0..<50)
@@ -228,6 +243,7 @@ public final class Simulation {
             logs.note("cut sim-\(a)-sim-\(b)")
         case .crash(let index) where !faultsOver && replicas[index].isUp:
             network.hostCrashed(replicas[index].host)
+            statistics.countEnded(replicas[index].node!)
             replicas[index].crash()
             statistics.crashes += 1
             logs.note("crash sim-\(index)")

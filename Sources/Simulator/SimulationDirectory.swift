@@ -19,6 +19,16 @@ final class SimulationDirectory {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
     }
 
+    /// Bytes of every file in the directory now (the databases, their WALs
+    /// and WAL indexes); in `/dev/shm` they are memory.
+    var fileBytes: Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.reduce(0) { total, name in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: "\(path)/\(name)")
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        }
+    }
+
     deinit {
         try? FileManager.default.removeItem(atPath: path)
     }

@@ -47,13 +47,20 @@ public struct SimulationStatistics: Sendable, Hashable {
     public var messagesBeforeInitialEvents = 0
     /// Bytes sent before then (with `Scenario.countsBytes`).
     public var bytesBeforeInitialEvents = 0
+    /// What the links within a site and between sites had carried then
+    /// (`Scenario.sites`).
+    public var lanBeforeInitialEvents = LinkTraffic()
+    public var wanBeforeInitialEvents = LinkTraffic()
+    /// Events every node had received from peers then (`eventsReceived`).
+    public var eventsReceivedBeforeInitialEvents = 0
     /// Identified connections when the initial events were appended.
     public var connectionsAtInitialEvents = 0
     /// "clock far ahead" lines: events from a clock past the tolerated skew.
     public var clockFarAheadReports = 0
     public var warnings = 0
-    /// Events the nodes running at the end received in batches from their
-    /// peers, and of those the ones they stored (the rest they held already).
+    /// Events the nodes received in batches from their peers, and of those
+    /// the ones they stored (the rest they held already), over every
+    /// incarnation of every node.
     public var eventsReceived = 0
     public var eventsStored = 0
     /// `prune` and `graft` messages sent (link pruning).
@@ -66,6 +73,13 @@ public struct SimulationStatistics: Sendable, Hashable {
     public var eventsStoredBeforeLastWave = 0
 
     public init() {}
+
+    /// Keeps the counters of a node that is about to end (a crash), so
+    /// that `eventsReceived` and `eventsStored` count every incarnation.
+    mutating func countEnded(_ node: SyncNode) {
+        eventsReceived += node.statistics.eventsReceived
+        eventsStored += node.statistics.eventsStored
+    }
 
     /// Batches' events received per event stored from a peer: 1 when no
     /// event reached a node twice.
@@ -92,6 +106,8 @@ public struct SimulationStatistics: Sendable, Hashable {
         network.connectionsOpened += other.network.connectionsOpened
         network.closes += other.network.closes
         network.bytesSent += other.network.bytesSent
+        network.lan.add(other.network.lan)
+        network.wan.add(other.network.wan)
         appends += other.appends
         undos += other.undos
         refusedUndos += other.refusedUndos

@@ -43,6 +43,11 @@ struct VirtualNetwork {
         var lastArrivalAt: Milliseconds = 0
         /// This direction's feed table, for counting bytes as the wire would.
         var encoder = MessageEncoder()
+        /// Whether the link joins two sites (`SiteLayout`).
+        var crossesSites = false
+        /// When this direction's last message has left the sender, on a
+        /// link of limited bandwidth (fractions of a millisecond count).
+        var wireFreeAt = 0.0
     }
 
     /// What the receiving end makes of a transmission.
@@ -61,6 +66,12 @@ struct VirtualNetwork {
     /// The Poly1305 tag each sealed frame carries after its ciphertext.
     static let sealTagBytes = 16
     var statistics = NetworkStatistics()
+    /// Replicas in sites: link latencies and bandwidth by whether a link
+    /// crosses sites, and traffic counted by that class.
+    var sites: SiteLayout?
+    /// Node pairs (lower index in the high half) whose link carried a
+    /// message since `forgetLinksUsed`.
+    private var linksUsed: Set<Int> = []
     private(set) var endpoints: [ConnectionID: Endpoint] = [:]
     /// Partition group per replica; one group when healed.
     private(set) var groups: [Int]
@@ -116,9 +127,13 @@ struct VirtualNetwork {
         let outbound = nextConnectionID
         let inbound = nextConnectionID + 1
         nextConnectionID += 2
-        let latency = random.int(in: conditions.latencyMs)
-        endpoints[outbound] = Endpoint(owner: dialer, peer: inbound, latencyMs: latency)
-        endpoints[inbound] = Endpoint(owner: acceptor, peer: outbound, latencyMs: latency)
+        let crossesSites = sites?.isWAN(dialer.replica, acceptor.replica) ?? false
+        let latency = random.int(
+            in: sites.map { crossesSites ? $0.wanLatencyMs : $0.lanLatencyMs } ?? conditions.latencyMs)
+        endpoints[outbound] = Endpoint(
+            owner: dialer, peer: inbound, latencyMs: latency, crossesSites: crossesSites)
+        endpoints[inbound] = Endpoint(
+            owner: acceptor, peer: outbound, latencyMs: latency, crossesSites: crossesSites)
         statistics.connectionsOpened += 1
         return (outbound, inbound)
     }
@@ -137,9 +152,9 @@ struct VirtualNetwork {
         let sequence = endpoint.nextSendSequence
         endpoint.nextSendSequence += 1
         statistics.messagesSent += 1
-        if countsBytes {
-            statistics.bytesSent += Frame.headerSize + endpoint.encoder.encode(message).count + Self.sealTagBytes
-        }
+        let bytes = countsBytes ? Frame.headerSize + endpoint.encoder.encode(message).count + Self.sealTagBytes : 0
+        statistics.bytesSent += bytes
+        count(bytes, from: endpoint.owner.replica, to: far.owner.replica, crossingSites: endpoint.crossesSites)
         defer { endpoints[id] = endpoint }
         guard reachable(endpoint.owner.replica, far.owner.replica) else {
             statistics.partitionDrops += 1
@@ -150,6 +165,11 @@ struct VirtualNetwork {
             return []
         }
         var arrival = now + endpoint.latencyMs
+        if endpoint.crossesSites, let rate = sites?.wanBytesPerSecond {
+            // The message leaves once the ones before it have, at the link's rate.
+            endpoint.wireFreeAt = max(Double(now), endpoint.wireFreeAt) + Double(bytes) * 1_000 / Double(rate)
+            arrival = Int64(endpoint.wireFreeAt.rounded(.up)) + endpoint.latencyMs
+        }
         if random.chance(conditions.delayProbability) {
             statistics.delays += 1
             arrival += random.int(in: conditions.delayMs)
@@ -164,6 +184,28 @@ struct VirtualNetwork {
             copies.append(Transmission(to: endpoint.peer, sequence: sequence, message: message, arrivesAt: again))
         }
         return copies
+    }
+
+    /// Counts one message by the class of its link, and the link as used.
+    private mutating func count(_ bytes: Int, from a: Int, to b: Int, crossingSites: Bool) {
+        let key = min(a, b) << 32 | max(a, b)
+        let isNew = linksUsed.insert(key).inserted
+        if crossingSites {
+            statistics.wan.bytes += bytes
+            statistics.wan.messages += 1
+            if isNew { statistics.wan.linksUsed += 1 }
+        } else {
+            statistics.lan.bytes += bytes
+            statistics.lan.messages += 1
+            if isNew { statistics.lan.linksUsed += 1 }
+        }
+    }
+
+    /// Starts counting the links used afresh.
+    mutating func forgetLinksUsed() {
+        linksUsed = []
+        statistics.lan.linksUsed = 0
+        statistics.wan.linksUsed = 0
     }
 
     /// What the receiving end does with a transmission that arrived.

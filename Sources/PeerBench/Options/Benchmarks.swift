@@ -8,7 +8,7 @@ struct Benchmark: Sendable {
 enum Benchmarks {
     static let all = [
         crashWriter, sync, shell, thin, lab, topology, relayFanout, sessions, importing, wifi, bootstrap, domains,
-        identity, simulateScale,
+        identity, simulateScale, simulateSites,
     ]
 
     static let storage = Benchmark(
@@ -339,6 +339,30 @@ enum Benchmarks {
             writers: arguments.has("--writers") ? arguments.count("--writers") : nil,
             maxConnections: arguments.has("--max-connections") ? arguments.count("--max-connections") : nil,
             pruningModes: arguments.has("--pruning-only") ? [true] : [false, true]
+        ).run()
+    }
+
+    static let simulateSites = Benchmark(
+        subcommand: Subcommand(
+            "simulate-sites",
+            "Simulated sites, each around its own relay (then a relay pair), linked over slow WAN links, under\n"
+                + "writes, relay deaths and site partitions: time to converge after the last heal, bytes per event\n"
+                + "per LAN and WAN link, receptions per event, and the run's wall-clock time and memory.",
+            [
+                .count("--sites", 10, "sites"),
+                .count("--replicas", 100, "replicas per site (besides its relays)"),
+                .counts("--relays", [1, 2], "relays per site, one run each"),
+                .count("--events", 1_000, "write steps at random replicas"),
+                .count("--relay-deaths", 3, "relays that crash and restart, each in another site"),
+                .count("--partitions", 2, "sites cut off from the others, one after another"),
+                .count("--seed", 1, "seed of the run; the same seed gives the same figures but for time and memory"),
+            ])
+    ) { arguments in
+        try SimulateSites(
+            sites: arguments.count("--sites"), replicasPerSite: arguments.count("--replicas"),
+            relayCounts: arguments.counts("--relays"), events: arguments.count("--events"),
+            relayDeaths: arguments.count("--relay-deaths"), partitions: arguments.count("--partitions"),
+            seed: UInt64(arguments.count("--seed"))
         ).run()
     }
 }

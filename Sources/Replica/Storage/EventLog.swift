@@ -43,6 +43,12 @@ public final class EventLog {
         /// `thin_client_events` in one sorted pass (docs/storage.md "The
         /// thin-client index"); small in tests, to move them often.
         var thinClientRecentLimit = 8_192
+        /// The WAL is copied back into the database once it holds this
+        /// many pages (`PRAGMA wal_autocheckpoint`); the file keeps the
+        /// size it reached. 10,000 pages (40 MiB) spare a daemon's catch-up
+        /// checkpoints; a simulator running a thousand logs in memory
+        /// passes fewer.
+        public var walAutocheckpointPages = 10_000
         /// Opens the file for reading only (`open` alone; `create` ignores
         /// it): nothing is migrated or written, and every write fails with a
         /// `.readOnly` storage fault. For a check beside a running daemon.
@@ -223,7 +229,7 @@ public final class EventLog {
             """
             PRAGMA synchronous = \(options.durability.rawValue);
             PRAGMA cache_size = -\(max(64, options.pageCacheKiB));
-            PRAGMA wal_autocheckpoint = 10000;
+            PRAGMA wal_autocheckpoint = \(max(1, options.walAutocheckpointPages));
             PRAGMA temp_store = MEMORY;
             """)
     }
