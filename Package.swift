@@ -7,13 +7,14 @@ import PackageDescription
 //   PeerDaemon, PeerBench, PeerDemo, MDNSProbe,    executables (PeerLab: peerd-lab, the convergence lab;
 //   PeerLab, LabLink                               LabLink: peerd-lab-link, its delayed link)
 //   ConvergenceLab                                 peerd-lab's runs: plan, faults, workload, checks
-//   Gossip, Discovery, DaemonClient, Simulator     shells and tools
+//   Gossip, Discovery, DaemonClient, Simulator,    shells and tools (SharedStore: a relay's PostgreSQL store)
+//   SharedStore
 //   SyncProtocol, Replica, Lifecycle, PeerNet      cores and the small shared layers
 //   ChildProcesses, NetworkLab                     child processes and netlab.sh hosts, for the demo,
 //                                                  the benchmark, the tests and ConvergenceLab
 //   LabReport                                      a peerd-lab run's report: JSON, terminal table, HTML
 //   CSQLite, CSodium, CAvahi, CMicroHTTPD, CLinux  C libraries from Debian
-//   CPacket, CZstd
+//   CPacket, CZstd, CPostgres
 //
 // peerd links none of the lab's targets (ConvergenceLab, NetworkLab, LabReport, ChildProcesses):
 // `swift build --product peerd` builds none of them.

@@ -21,13 +21,13 @@ struct LabDiscoveryTests {
             #expect(
                 a.found == [
                     .init(
-                        replicaID: "bbbbbbbb-0002", address: "\(lab.address(of: 2)):4200", role: "relay", version: "4",
+                        replicaID: "bbbbbbbb-0002", address: "\(lab.address(of: 2)):4200", role: "relay", version: "5",
                         name: "peerd-bbbbbbbb")
                 ])
             #expect(
                 b.found == [
                     .init(
-                        replicaID: "aaaaaaaa-0001", address: "\(lab.address(of: 1)):4100", role: "peer", version: "4",
+                        replicaID: "aaaaaaaa-0001", address: "\(lab.address(of: 1)):4100", role: "peer", version: "5",
                         name: "peerd-aaaaaaaa")
                 ])
             #expect(a.warnings.isEmpty && b.warnings.isEmpty, "\(lab.details())")

@@ -282,11 +282,16 @@ struct ThinClientTests {
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
 
-    @Test("two relays with replicas and thin clients split across them converge to one state hash")
-    func replicasAndThinClientsAcrossTwoRelays() throws {
+    @Test(
+        "two relays with replicas and thin clients split across them converge to one state hash",
+        arguments: [false, true])
+    func replicasAndThinClientsAcrossTwoRelays(sharingPostgreSQL: Bool) throws {
+        // The same scenario with the two relays on one PostgreSQL store (docs/relay.md).
+        let postgres = try sharingPostgreSQL ? PostgresServer.start() : nil
+        let store = postgres.map { ["--store", $0.conninfo] } ?? []
         try temp.cluster("relay-1", ["relay-2", "a", "b"])
-        let one = try Daemon.start(data: temp.url("relay-1"), extra: ["--relay"])
-        let two = try Daemon.start(data: temp.url("relay-2"), peers: [one.address], extra: ["--relay"])
+        let one = try Daemon.start(data: temp.url("relay-1"), extra: ["--relay"] + store)
+        let two = try Daemon.start(data: temp.url("relay-2"), peers: [one.address], extra: ["--relay"] + store)
         let a = try Daemon.start(data: temp.url("a"), peers: [one.address])
         let b = try Daemon.start(data: temp.url("b"), peers: [two.address])
         defer { for daemon in [a, b, two, one] { _ = try? daemon.stop() } }

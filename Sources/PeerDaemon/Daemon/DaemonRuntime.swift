@@ -92,7 +92,8 @@ enum DaemonRuntime {
         configuration.node.peers.topology = settings.topology
         configuration.node.peers.relayFallbackMs = settings.relayFallbackMs
         configuration.node.peers.maxConnections = peerCap(settings, handshakes: configuration.admission, logger: logger)
-        configuration.node.startsFromCheckpoints = settings.startsFromCheckpoints
+        // A relay on a shared store copies the store's events; its offsets are the store's, not a checkpoint's.
+        configuration.node.startsFromCheckpoints = settings.startsFromCheckpoints && settings.store == nil
         configuration.node.retention = settings.retention
         configuration.node.retired = try configured { try directory.retired() }
         configuration.listenHost = settings.listen.host
