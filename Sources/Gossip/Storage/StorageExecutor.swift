@@ -242,8 +242,13 @@ public final class StorageExecutor: Service, @unchecked Sendable {
                             origin: .ingest, cursor: done.cursor, storedCount: done.report.stored.count,
                             stored: done.report.stored, signed: done.signed))
                 }
-                if mirrored > 0 {
-                    notify(Change(origin: .external, cursor: done.cursor, storedCount: mirrored))
+                // And the certificates of the events it mirrored, which the node passes on before them.
+                let shared = log.options.sharedJournal == nil ? [] : certificatesStoredElsewhere()
+                if mirrored > 0 || !shared.isEmpty {
+                    notify(
+                        Change(
+                            origin: .external, cursor: done.cursor, storedCount: max(0, mirrored),
+                            certificates: shared))
                 }
             case .failure(let failure):
                 noteFailure(failure, what: "store events")
@@ -391,6 +396,9 @@ public final class StorageExecutor: Service, @unchecked Sendable {
 
     /// After a commit: the observers hear of a cursor that moved.
     private func noteCommit(origin: Change.Origin, certificates: [Certificate] = []) {
+        // A write through a shared store may have mirrored other relays' certificates first.
+        let certificates =
+            certificates.isEmpty && log.options.sharedJournal != nil ? certificatesStoredElsewhere() : certificates
         guard let cursor = try? log.cursor() else { return }
         dataVersion = (try? log.externalChangeCounter()) ?? dataVersion
         guard cursor != cursorAfterLastCommit || !certificates.isEmpty else { return }
