@@ -38,6 +38,17 @@ struct SharedStoreTests {
         return try Daemon.start(data: temp.url(name), extra: extra)
     }
 
+    /// Relays r1 and r2 on one store, replica a on r1 and b on r2; the relays are not given each other.
+    func twoRelaysWithAReplicaEach() throws -> (PostgresServer, Daemon, Daemon, Daemon, Daemon) {
+        let postgres = try PostgresServer.start()
+        try temp.cluster("r1", ["r2", "a", "b"])
+        let r1 = try Self.relay("r1", temp, postgres)
+        let r2 = try Self.relay("r2", temp, postgres)
+        let a = try Daemon.start(data: temp.url("a"), peers: [r1.address])
+        let b = try Daemon.start(data: temp.url("b"), peers: [r2.address])
+        return (postgres, r1, r2, a, b)
+    }
+
     @Test("a phone pushes through one relay and pulls through the other; a retried push is recognised there")
     func phonePushesThroughOneAndPullsThroughTheOther() throws {
         let postgres = try PostgresServer.start()
@@ -88,12 +99,7 @@ struct SharedStoreTests {
 
     @Test("replicas of two relays that never meet converge through the store, signed feeds verified")
     func replicasOfTwoRelaysConverge() throws {
-        let postgres = try PostgresServer.start()
-        try temp.cluster("r1", ["r2", "a", "b"])
-        let r1 = try Self.relay("r1", temp, postgres)
-        let r2 = try Self.relay("r2", temp, postgres)
-        let a = try Daemon.start(data: temp.url("a"), peers: [r1.address])
-        let b = try Daemon.start(data: temp.url("b"), peers: [r2.address])
+        let (postgres, r1, r2, a, b) = try twoRelaysWithAReplicaEach()
         _ = try a.createItem("From a")
         _ = try b.createItem("From b")
         let phone = SeedClient(replicaID: "phone-1", port: try #require(r1.api).port)
@@ -104,6 +110,7 @@ struct SharedStoreTests {
         let refused = try b.api!.request("GET", "/status").text
         #expect(refused.contains(#""refused_feeds":[]"#), "\(refused)")
         #expect(try Peek.eventCount(temp.url("b")) == 3)
+        withExtendedLifetime(postgres) {}
     }
 
     @Test("kill -9 of a relay mid-push: every acknowledged event is held once, at one offset")
@@ -147,12 +154,7 @@ struct SharedStoreTests {
 
     @Test("PostgreSQL stopped: relays refuse writes with 503, replicas keep writing, and nothing is lost")
     func postgresStoppedAndRestarted() async throws {
-        let postgres = try PostgresServer.start()
-        try temp.cluster("r1", ["r2", "a", "b"])
-        let r1 = try Self.relay("r1", temp, postgres)
-        let r2 = try Self.relay("r2", temp, postgres)
-        let a = try Daemon.start(data: temp.url("a"), peers: [r1.address])
-        let b = try Daemon.start(data: temp.url("b"), peers: [r2.address])
+        let (postgres, r1, r2, a, b) = try twoRelaysWithAReplicaEach()
         _ = try a.createItem("Before")
         try Convergence.wait(["r1", "r2", "a", "b"].map(temp.url))
 

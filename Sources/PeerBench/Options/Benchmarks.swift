@@ -113,13 +113,16 @@ enum Benchmarks {
                 .count("--batch", 500, "events per push and per page"),
                 .counts("--at", [10_000, 200_000], "stored thin-client events at which a window of pushes is timed"),
                 .count("--window", 10_000, "events pushed in each timed window"),
+                .text(
+                    "--store", "CONNINFO", nil,
+                    "the daemon is a relay writing through this PostgreSQL store (an empty database; docs/relay.md)"),
                 .peerd, .directory(),
             ])
     ) { arguments in
         try ThinBenchmark(
             events: arguments.count("--events"), batch: arguments.count("--batch"),
             windowStarts: arguments.counts("--at"), window: arguments.count("--window"), peerd: try arguments.peerd(),
-            directory: arguments.text("--dir")
+            directory: arguments.text("--dir"), store: arguments.text("--store")
         ).run()
     }
 

@@ -12,6 +12,8 @@ struct ThinBenchmark {
     var window = 10_000
     var peerd: String
     var directory: String?
+    /// `--store`: the daemon is a relay on this PostgreSQL store.
+    var store: String?
     func run() throws {
         let workspace = try Workspace(directory: directory)
         defer { workspace.finish() }
@@ -23,7 +25,8 @@ struct ThinBenchmark {
         let raw = try rawBaseline(batches, workspace: workspace, growth: &growth)
         let cluster = try LoopbackCluster(phase: "thin", peerd: peerd, workspace: workspace)
         defer { cluster.stopAll() }
-        let relay = try cluster.start("relay", data: try cluster.initialize("relay"))
+        let relay = try cluster.start(
+            "relay", data: try cluster.initialize("relay"), extra: store.map { ["--relay", "--store", $0] } ?? [])
 
         var push = Stopwatch()
         var stored = 0
@@ -71,7 +74,10 @@ struct ThinBenchmark {
         Markdown.emit(
             Markdown.heading(
                 "thin: \(Report.grouped(Double(events))) events, batches and pages of \(batch)",
-                ["`peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)"]) + table.lines
+                [
+                    "`peerd run` on 127.0.0.1, a new connection per request (`Connection: close`)"
+                        + (store == nil ? "" : "; a relay on a shared PostgreSQL store (`--store`)")
+                ]) + table.lines
                 + [
                     "",
                     "### Pushes as the thin-client index grows, windows of \(Report.grouped(Double(window))) events",
