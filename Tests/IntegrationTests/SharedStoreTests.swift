@@ -110,7 +110,7 @@ struct SharedStoreTests {
         let refused = try b.api!.request("GET", "/status").text
         #expect(refused.contains(#""refused_feeds":[]"#), "\(refused)")
         #expect(try Peek.eventCount(temp.url("b")) == 3)
-        withExtendedLifetime(postgres) {}
+        withExtendedLifetime((postgres, r2)) {}
     }
 
     @Test("kill -9 of a relay mid-push: every acknowledged event is held once, at one offset")
