@@ -276,8 +276,8 @@ public final class SiteJournal: SharedJournal, @unchecked Sendable {
     /// The signed heads, each at the offset of its event when the batch
     /// holds it, else at the batch's newest.
     static func headRows(_ heads: [SignedHead], events: [StoredEvent]) -> String {
-        var offsets: [FeedSlotKey: Int64] = [:]
-        for stored in events { offsets[FeedSlotKey(stored.event.feed, stored.event.seq)] = stored.offset }
+        var offsets: [FeedSlot: Int64] = [:]
+        for stored in events { offsets[FeedSlot(feed: stored.event.feed, seq: stored.event.seq)] = stored.offset }
         let newest = events.last?.offset ?? 0
         return JSONValue.array(
             heads.compactMap { head in
@@ -286,16 +286,10 @@ public final class SiteJournal: SharedJournal, @unchecked Sendable {
                     "replica_id": .string(head.feed.replicaID), "scope": .string(head.feed.scope),
                     "seq": .int(Int64(head.seq)), "link": .string("\\x" + Hex.string(head.link)),
                     "signature": .string("\\x" + Hex.string(signature)),
-                    "server_offset": .int(offsets[FeedSlotKey(head.feed, head.seq)] ?? newest),
+                    "server_offset": .int(offsets[FeedSlot(feed: head.feed, seq: head.seq)] ?? newest),
                 ])
             }
         ).canonicalText
-    }
-
-    private struct FeedSlotKey: Hashable {
-        let feed: FeedID
-        let seq: UInt64
-        init(_ feed: FeedID, _ seq: UInt64) { (self.feed, self.seq) = (feed, seq) }
     }
 
     // MARK: - Connection

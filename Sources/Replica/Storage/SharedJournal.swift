@@ -49,10 +49,16 @@ struct PinnedSlot {
     var arrivalMs: Int64
 }
 
-/// A feed slot: the key a mirrored event is pinned by.
-struct FeedSlot: Hashable {
-    var feed: FeedID
-    var seq: UInt64
+/// One event position of a feed: the key a mirrored event is pinned by,
+/// a fork is counted once by, and a signed head finds its event by.
+public struct FeedSlot: Hashable, Sendable {
+    public var feed: FeedID
+    public var seq: UInt64
+
+    public init(feed: FeedID, seq: UInt64) {
+        self.feed = feed
+        self.seq = seq
+    }
 }
 
 extension EventLog {
@@ -148,7 +154,8 @@ extension EventLog {
         defer { journalHead = nil }
         return try plainWrite {
             let result = try body()
-            let stored = try storedEvents(after: head, limit: Int.max).map(\.stored)
+            // A few events are in memory already; a large transaction's are read back.
+            let stored = try storedByLastWrite ?? storedEvents(after: head, limit: Int.max).map(\.stored)
             if !stored.isEmpty {
                 try setSharedOffset(stored.last!.offset)
                 try journal.publish(stored, signed: signedByLastWrite, by: self)

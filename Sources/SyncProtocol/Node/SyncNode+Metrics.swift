@@ -1,11 +1,5 @@
 import Replica
 
-/// One event position of a feed, to count a fork once however often it is offered.
-struct FeedSlot: Hashable, Sendable {
-    var feed: FeedID
-    var seq: UInt64
-}
-
 extension SyncNode {
     /// The node's part of the metrics: events ingested and rejected, forks,
     /// sync latency, sessions and lag. Bytes, connections still in the
