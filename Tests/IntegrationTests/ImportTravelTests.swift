@@ -115,6 +115,11 @@ struct ImportTravelTests {
         }
         let aLog = try Peek.log(temp.url("a"))
         try aLog.ingest(events)
+        // b hears of the events before their signatures: a holds the run back, unproven, until they are stored.
+        let heard = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {
+            try json(b, "/status")["sync"]?["events_missing"] == .int(2)
+        }
+        #expect(heard, "\(b.stderr)")
         try aLog.adoptSignedHeads(proofs.compactMap { if case .signedHead(let head) = $0 { head } else { nil } })
 
         let refused = try Poll.until(timeout: .seconds(30), every: .milliseconds(50)) {

@@ -99,6 +99,19 @@ import Testing
         #expect(sends(session.eventsRead(page(1...5, signed: true))))
     }
 
+    @Test func anUnsignedRunHeldBackGoesOnceAnotherProcessStoresItsSignatureWithoutNewEvents() {
+        var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:]) { $0.sendsOnlyProvenRuns = true }
+        #expect(session.eventsRead(page(1...3, signed: false)).isEmpty)
+        #expect(session.localCursorChanged([feed: 3]).isEmpty, "the cursor did not move: still held back")
+        // An import adopts the signed head of the events held: same cursor, a proof now.
+        let read = session.signaturesStored()
+        #expect(
+            read.contains { if case .readEvents(let ranges, _, _) = $0 { ranges.first?.seqs == 1...3 } else { false } },
+            "\(read)")
+        #expect(session.declinedFeeds.isEmpty)
+        #expect(sends(session.eventsRead(page(1...3, signed: true))))
+    }
+
     @Test func aFeedThatGrewWhileItsUnsignedPageWasReadIsReadAgainNotHeldBack() {
         var (session, _) = SessionFixtures.syncing(local: [feed: 3], peer: [:]) { $0.sendsOnlyProvenRuns = true }
         // The import's last batch, with the signed head, commits while the page of its first is read.

@@ -36,7 +36,7 @@ import Synchronization
 /// (`writer` for `log`, each lane's queue for its log); `observers` and
 /// `health` are guarded by mutexes.
 public final class StorageExecutor: Service, @unchecked Sendable {
-    /// A commit that moved the cursor.
+    /// A commit that moved the cursor, or any commit of another process.
     public struct Change: Sendable {
         public enum Origin: Sendable {
             /// `write` in this process (an HTTP request, an app).
@@ -421,9 +421,8 @@ public final class StorageExecutor: Service, @unchecked Sendable {
             else { return }
             dataVersion = version
             let certificates = certificatesStoredElsewhere()
-            guard let cursor = try? log.cursor(), cursor != cursorAfterLastCommit || !certificates.isEmpty else {
-                return
-            }
+            // Told even when the cursor stayed: the commit may have signed runs held here (an import's heads).
+            guard let cursor = try? log.cursor() else { return }
             let stored = Int(clamping: cursorAfterLastCommit.missingCount(from: cursor))
             cursorAfterLastCommit = cursor
             notify(Change(origin: .external, cursor: cursor, storedCount: stored, certificates: certificates))

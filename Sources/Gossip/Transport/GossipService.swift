@@ -131,11 +131,10 @@ public final class GossipService: Service, @unchecked Sendable {
             loop.execute { [self] in
                 // Certificates first: a peer hears of a key before the events it verifies.
                 let learned = node.learnStored(change.certificates, now: loop.now)
-                carryOut(
-                    learned
-                        + node.localChanged(
-                            cursor: change.cursor, committed: change.stored.map(\.event), signed: change.signed,
-                            now: loop.now))
+                let moved = node.localChanged(
+                    cursor: change.cursor, committed: change.stored.map(\.event), signed: change.signed, now: loop.now)
+                let quiet = change.origin == .external && change.storedCount == 0 && change.certificates.isEmpty
+                carryOut(learned + moved + (quiet ? node.storedElsewhere(now: loop.now) : []))
             }
         }
         loop.start()

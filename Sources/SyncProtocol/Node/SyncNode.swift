@@ -338,6 +338,17 @@ public struct SyncNode: Sendable {
         return broadcastCursor(except: nil, now: now) + logGrew(now: now)
     }
 
+    /// Another process committed to the log without moving the cursor: it
+    /// may have stored the signatures of runs the sessions held back
+    /// unproven, which go again to the peers that lack them.
+    public mutating func storedElsewhere(now: Milliseconds) -> [Effect] {
+        var effects: [Effect] = []
+        for id in sessions.keys.sorted() where sessions[id]?.peer != nil {
+            effects += perform(sessions[id]!.signaturesStored(), on: id, now: now)
+        }
+        return effects
+    }
+
     /// Raises `cursor` to `fresh`, feed by feed (a log only grows, so an
     /// answer that was overtaken never lowers it); true when it moved.
     mutating func raiseCursor(to fresh: VectorCursor, now: Milliseconds) -> Bool {

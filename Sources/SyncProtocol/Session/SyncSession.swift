@@ -413,6 +413,17 @@ public struct SyncSession: Sendable {
     /// the peer declined go again from what it holds, since a key it lacked
     /// may have reached it (docs/protocol.md "Runs a peer declined").
     public mutating func certificatesExchanged() -> [Directive] {
+        retryEveryDeclined()
+    }
+
+    /// Another process stored signatures here without new events (an
+    /// import's signed heads for events already held): a run held back for
+    /// want of one may now go with its proof.
+    public mutating func signaturesStored() -> [Directive] {
+        retryEveryDeclined()
+    }
+
+    private mutating func retryEveryDeclined() -> [Directive] {
         guard case .syncing(var syncing) = state else { return [] }
         state = .idle
         defer { state = .syncing(syncing) }
