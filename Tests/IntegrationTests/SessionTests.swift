@@ -144,6 +144,22 @@ struct SessionIntegrationTests {
         try await expectOneWinner(a, b, everywhere: [r1, r2, a, b])
     }
 
+    @Test("two claims at once through two relays on one PostgreSQL that never meet: exactly one is granted")
+    func simultaneousClaimsThroughRelaysOnOneStore() async throws {
+        let postgres = try PostgresServer.start()
+        try temp.cluster("r1", ["r2", "a", "b"])
+        // Not given each other: each relay answers claims, one at a time under the store's lock.
+        let r1 = try Daemon.start(data: temp.url("r1"), extra: ["--relay", "--store", postgres.conninfo])
+        let r2 = try Daemon.start(data: temp.url("r2"), extra: ["--relay", "--store", postgres.conninfo])
+        let a = try Daemon.start(data: temp.url("a"), peers: [r1.address], extra: ["--topology", "hub"])
+        let b = try Daemon.start(data: temp.url("b"), peers: [r2.address], extra: ["--topology", "hub"])
+        defer { for daemon in [r1, r2, a, b] { _ = try? daemon.stop() } }
+        try await waitForRelays([a, b])
+        #expect(try r1.peerTable().connectedRoles.filter { $0 == "relay" }.isEmpty)
+        for _ in 0..<3 { try await expectOneWinner(a, b, everywhere: [r1, r2, a, b]) }
+        withExtendedLifetime(postgres) {}
+    }
+
     /// `a` and `b` claim one entity at the same moment; exactly one holds it, on every node.
     private func expectOneWinner(_ a: Daemon, _ b: Daemon, everywhere: [Daemon]) async throws {
         let entity = "/entities/match/final-\(UUID().uuidString.lowercased())"

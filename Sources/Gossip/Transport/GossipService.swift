@@ -73,6 +73,8 @@ public final class GossipService: Service, @unchecked Sendable {
 
     // Loop-thread state.
     var node: SyncNode
+    /// Commits on their way to the node (storage's threads add, the loop takes).
+    let changes = ChangeInbox()
     var connections: [ConnectionID: PeerConnection] = [:]
     var nextConnectionID: ConnectionID = 1
     var listener: Socket?
@@ -128,13 +130,14 @@ public final class GossipService: Service, @unchecked Sendable {
         node = SyncNode(configuration: configuration.node, cursor: storage.cursor(), logger: logger)
         storage.observe { [self] change in
             guard change.origin != .ingest else { return }  // the node asked for those itself
+            guard changes.add(change) else { return }  // the loop has yet to take the ones before
             loop.execute { [self] in
+                guard let change = changes.take() else { return }
                 // Certificates first: a peer hears of a key before the events it verifies.
                 let learned = node.learnStored(change.certificates, now: loop.now)
                 let moved = node.localChanged(
-                    cursor: change.cursor, committed: change.stored.map(\.event), signed: change.signed, now: loop.now)
-                let quiet = change.origin == .external && change.storedCount == 0 && change.certificates.isEmpty
-                carryOut(learned + moved + (quiet ? node.storedElsewhere(now: loop.now) : []))
+                    cursor: change.cursor, committed: change.committed, signed: change.signed, now: loop.now)
+                carryOut(learned + moved + (change.storedElsewhere ? node.storedElsewhere(now: loop.now) : []))
             }
         }
         loop.start()
