@@ -6,7 +6,7 @@ import Testing
 /// What a node keeps of its newest events, and which reads it answers.
 @Suite struct RecentEventsTests {
     private let feed = FeedID(replicaID: "a")
-    private let unlimited = (events: 512, bytes: 1 << 20)
+    private let unlimited = (events: RecentEvents.eventsPerFeed, bytes: 1 << 20)
 
     private func page(_ recent: RecentEvents, _ seqs: ClosedRange<UInt64>, of feed: FeedID? = nil) -> [UInt64]? {
         recent.page(
@@ -35,12 +35,15 @@ import Testing
 
     @Test func eachFeedKeepsItsNewestEventsAndTheOldestFeedGoesFirst() {
         var recent = RecentEvents()
-        recent.remember(SessionFixtures.events(feed, 1...UInt64(RecentEvents.eventsPerFeed + 8)))
+        // Past a quarter over the limit, the run is cut back to the newest `eventsPerFeed`.
+        let total = UInt64(RecentEvents.eventsPerFeed * 5 / 4 + 1)
+        recent.remember(SessionFixtures.events(feed, 1...total))
         #expect(page(recent, 1...1) == nil)
-        #expect(page(recent, 9...UInt64(RecentEvents.eventsPerFeed + 8))?.count == RecentEvents.eventsPerFeed)
+        let newest = (total - UInt64(RecentEvents.eventsPerFeed) + 1)...total
+        #expect(page(recent, newest)?.count == RecentEvents.eventsPerFeed)
         let others = (0..<RecentEvents.feeds).map { FeedID(replicaID: "r\($0)") }
         for other in others { recent.remember(SessionFixtures.events(other, 1...1)) }
-        #expect(page(recent, 9...9) == nil)  // written longest ago: evicted
+        #expect(page(recent, total...total) == nil)  // written longest ago: evicted
         #expect(page(recent, 1...1, of: others.last) == [1])
     }
 

@@ -47,6 +47,36 @@ extension GossipService {
         scheduleNodeTimer()
     }
 
+    /// Connections per millisecond between two takes of `changes`: a relay
+    /// holding 1,000 replicas pushes what was committed at most every 25 ms,
+    /// as one batch per session, instead of one batch per write each; a node
+    /// with a few dozen pushes each commit at once.
+    static let connectionsPerSpacingMs = 40
+    static let maximumSpacingMs: Int64 = 25
+
+    /// The commits waiting in `changes` go to the node as one (loop thread),
+    /// or at the next take due when the last one was too recent.
+    func takeChanges() {
+        let spacing = min(Self.maximumSpacingMs, Int64(connections.count / Self.connectionsPerSpacingMs))
+        let due = changesTakenAt + spacing
+        guard loop.now >= due else {
+            guard !changesTakeScheduled else { return }
+            changesTakeScheduled = true
+            _ = loop.schedule(at: due) { [self] in
+                changesTakeScheduled = false
+                takeChanges()
+            }
+            return
+        }
+        guard let change = changes.take() else { return }
+        changesTakenAt = loop.now
+        // Certificates first: a peer hears of a key before the events it verifies.
+        let learned = node.learnStored(change.certificates, now: loop.now)
+        let moved = node.localChanged(
+            cursor: change.cursor, committed: change.committed, signed: change.signed, now: loop.now)
+        carryOut(learned + moved + (change.storedElsewhere ? node.storedElsewhere(now: loop.now) : []))
+    }
+
     /// Sleeps until the node's next deadline (an earlier timer stays).
     func scheduleNodeTimer() {
         guard !shuttingDown else { return }

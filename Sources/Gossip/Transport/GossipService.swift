@@ -75,6 +75,9 @@ public final class GossipService: Service, @unchecked Sendable {
     var node: SyncNode
     /// Commits on their way to the node (storage's threads add, the loop takes).
     let changes = ChangeInbox()
+    /// When the loop last took them, and whether a later take is scheduled.
+    var changesTakenAt: Int64 = .min / 2
+    var changesTakeScheduled = false
     var connections: [ConnectionID: PeerConnection] = [:]
     var nextConnectionID: ConnectionID = 1
     var listener: Socket?
@@ -131,14 +134,7 @@ public final class GossipService: Service, @unchecked Sendable {
         storage.observe { [self] change in
             guard change.origin != .ingest else { return }  // the node asked for those itself
             guard changes.add(change) else { return }  // the loop has yet to take the ones before
-            loop.execute { [self] in
-                guard let change = changes.take() else { return }
-                // Certificates first: a peer hears of a key before the events it verifies.
-                let learned = node.learnStored(change.certificates, now: loop.now)
-                let moved = node.localChanged(
-                    cursor: change.cursor, committed: change.committed, signed: change.signed, now: loop.now)
-                carryOut(learned + moved + (change.storedElsewhere ? node.storedElsewhere(now: loop.now) : []))
-            }
+            loop.execute { [self] in takeChanges() }
         }
         loop.start()
         loop.execute { [self] in

@@ -34,8 +34,8 @@ final class FanoutClient {
 
     /// What happened on the connection.
     enum Report {
-        /// An event arrived: its payload, and when (the loop's monotonic nanoseconds).
-        case delivered(payload: String, atNanos: UInt64)
+        /// A batch of events arrived: their payloads, and when (the loop's monotonic nanoseconds).
+        case delivered(payloads: [String], atNanos: UInt64)
         /// The session's first cursor exchange is done: the relay pushes live from now on.
         case syncing
         /// The connection ended; `wasSyncing` tells whether it had got that far.
@@ -146,7 +146,7 @@ final class FanoutClient {
             let message = try decoder.decode(try opener.open(frame))
             if case .events(let batch) = message {
                 let now = monotonicNanoseconds()
-                for event in batch.events { report(.delivered(payload: event.payload, atNanos: now)) }
+                report(.delivered(payloads: batch.events.map(\.payload), atNanos: now))
             }
             let wasSyncing = isSyncing
             carryOut(session!.receive(message))

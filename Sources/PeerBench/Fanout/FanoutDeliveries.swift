@@ -19,17 +19,13 @@ struct FanoutDeliveries {
     /// Events whose payload carried no send time (the history before the run).
     private(set) var unmarked = 0
 
-    /// Notes one arrival of the event with `payload` at `atNanos` (uptime).
-    mutating func note(payload: String, atNanos: UInt64) {
-        guard let sent = Self.sendTime(in: payload) else {
+    /// Notes one arrival at `atNanos` of what was sent at `sentNanos`
+    /// (uptime); nil: an event with no send time in it.
+    mutating func note(sentNanos: UInt64?, atNanos: UInt64) {
+        guard let sent = sentNanos else {
             unmarked += 1
             return
         }
-        note(sentNanos: sent, atNanos: atNanos)
-    }
-
-    /// Notes one arrival at `atNanos` of what was sent at `sentNanos` (uptime).
-    mutating func note(sentNanos sent: UInt64, atNanos: UInt64) {
         let latency = atNanos > sent ? atNanos - sent : 0
         histogram[min(Int(latency / Self.bucketNanos), Self.buckets - 1)] += 1
         count += 1
@@ -66,7 +62,19 @@ struct FanoutDeliveries {
 
     /// The send time in a payload that holds `fanout-write-<digits>`.
     static func sendTime(in payload: String) -> UInt64? {
-        guard let range = payload.range(of: namePrefix) else { return nil }
-        return UInt64(payload[range.upperBound...].prefix(while: \.isNumber))
+        let bytes = Array(payload.utf8)
+        let prefix = Array(namePrefix.utf8)
+        guard bytes.count >= prefix.count else { return nil }
+        for start in 0...(bytes.count - prefix.count) where bytes[start..<(start + prefix.count)].elementsEqual(prefix)
+        {
+            var value: UInt64 = 0
+            var index = start + prefix.count
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                value = value &* 10 &+ UInt64(bytes[index] - UInt8(ascii: "0"))
+                index += 1
+            }
+            return index > start + prefix.count ? value : nil
+        }
+        return nil
     }
 }

@@ -25,6 +25,8 @@ final class FanoutSwarm: @unchecked Sendable {
         /// Connections that ended after they synced (each one a lost replica).
         var lost = 0
         var deliveries = FanoutDeliveries()
+        /// Batches of events the clients received since the last reset.
+        var batches = 0
     }
 
     let port: UInt16
@@ -62,7 +64,12 @@ final class FanoutSwarm: @unchecked Sendable {
     func read<T>(_ figure: (Figures) -> T) -> T { figures.withLock { figure($0) } }
 
     /// Forgets the deliveries counted so far (the warm-up's).
-    func resetDeliveries() { figures.withLock { $0.deliveries = FanoutDeliveries() } }
+    func resetDeliveries() {
+        figures.withLock {
+            $0.deliveries = FanoutDeliveries()
+            $0.batches = 0
+        }
+    }
 
     /// Closes every client and stops the loop.
     func stop() {
@@ -112,8 +119,13 @@ final class FanoutSwarm: @unchecked Sendable {
 
     private func note(_ report: FanoutClient.Report, from index: Int) {
         switch report {
-        case .delivered(let payload, let atNanos):
-            figures.withLock { $0.deliveries.note(payload: payload, atNanos: atNanos) }
+        case .delivered(let payloads, let atNanos):
+            // Read before the lock, which is taken once per batch.
+            let sent = payloads.map(FanoutDeliveries.sendTime(in:))
+            figures.withLock {
+                for sent in sent { $0.deliveries.note(sentNanos: sent, atNanos: atNanos) }
+                $0.batches += 1
+            }
         case .syncing:
             inFlight -= 1
             figures.withLock { $0.syncing += 1 }

@@ -76,9 +76,10 @@ struct RelayFanoutBenchmark {
             let cpu = relay.daemon.sample().cpuSeconds - cpuBefore
             let elapsed = (ContinuousClock.now - rateStart).seconds
             let deliveries = swarm.snapshot.deliveries
+            let batches = swarm.read(\.batches)
             rows.append(
                 RateFigures(
-                    rate: rate, written: written, deliveries: deliveries,
+                    rate: rate, written: written, deliveries: deliveries, batches: batches,
                     allHeld: LatencySummary(deliveries.allHeld(by: clients)),
                     incomplete: written.written - deliveries.allHeld(by: clients).count,
                     achievedRate: Double(written.written) / writeSeconds, relayCPUPerSecond: cpu / elapsed))
@@ -95,6 +96,8 @@ struct RelayFanoutBenchmark {
         var rate: Int
         var written: FanoutWriter.Outcome
         var deliveries: FanoutDeliveries
+        /// Batches the clients received: deliveries / batches is the events each push carried.
+        var batches: Int
         var allHeld: LatencySummary
         var incomplete: Int
         /// Writes per second the writers reached (below the rate when the relay's answers lag).
@@ -162,13 +165,13 @@ struct RelayFanoutBenchmark {
                 + "sample per client per event); all held: until the last client had it")
         print("")
         print(
-            "| events/s (reached) | written | deliveries | p50 (ms) | p99 (ms) | max (ms) | all held p50 / p99 / max (ms) "
+            "| events/s (reached) | written | deliveries | events per batch | p50 (ms) | p99 (ms) | max (ms) | all held p50 / p99 / max (ms) "
                 + "| not held by all | relay CPU (cores) | POST p50 / p99 (ms) | p99 ≤ 100 ms |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         let raw = rawFanout.1
         let rawAllHeld = LatencySummary(raw.allHeld(by: clients))
         print(
-            "| \(rawFanout.rate), raw TCP (baseline) | \(raw.events.count) | \(raw.count) | \(ms(raw.percentile(0.50))) "
+            "| \(rawFanout.rate), raw TCP (baseline) | \(raw.events.count) | \(raw.count) | 1 | \(ms(raw.percentile(0.50))) "
                 + "| \(ms(raw.percentile(0.99))) | \(ms(raw.maxSeconds)) "
                 + "| \(ms(rawAllHeld.p50)) / \(ms(rawAllHeld.p99)) / \(ms(rawAllHeld.max)) | 0 | | | |")
         for row in rows {
@@ -177,7 +180,9 @@ struct RelayFanoutBenchmark {
             print(
                 "| \(row.rate) (\(Int(row.achievedRate.rounded()))) "
                     + "| \(row.written.written)\(row.written.failed > 0 ? " (\(row.written.failed) failed)" : "") "
-                    + "| \(row.deliveries.count) | \(ms(row.deliveries.percentile(0.50))) | \(ms(p99)) "
+                    + "| \(row.deliveries.count) "
+                    + "| \(String(format: "%.1f", Double(row.deliveries.count) / Double(max(1, row.batches)))) "
+                    + "| \(ms(row.deliveries.percentile(0.50))) | \(ms(p99)) "
                     + "| \(ms(row.deliveries.maxSeconds)) "
                     + "| \(row.allHeld.count == 0 ? "—" : "\(ms(row.allHeld.p50)) / \(ms(row.allHeld.p99)) / \(ms(row.allHeld.max))") "
                     + "| \(row.incomplete) | \(String(format: "%.2f", row.relayCPUPerSecond)) "

@@ -80,9 +80,20 @@ struct CatchUpProgress: Sendable {
 extension SyncNode {
     /// Logs a session's catch-up progress: what `received` brought and what is left.
     mutating func observeCatchUp(on id: ConnectionID, received: Int, now: Milliseconds) {
-        guard let session = sessions[id], let peer = session.peer else { return }
-        var progress = catchUps[id] ?? CatchUpProgress(peer: peer.replicaID)
-        if let record = progress.observe(received: received, remaining: session.progress.toReceive, now: now) {
+        guard
+            let (peer, remaining) = sessions[id].flatMap({ session in
+                session.peer.map { ($0.replicaID, session.progress.toReceive) }
+            })
+        else { return }
+        observeCatchUp(on: id, peer: peer, received: received, remaining: remaining, now: now)
+    }
+
+    /// `observeCatchUp` with the session's peer and the events it has yet to receive, read by the caller.
+    mutating func observeCatchUp(
+        on id: ConnectionID, peer: String, received: Int, remaining: UInt64, now: Milliseconds
+    ) {
+        var progress = catchUps[id] ?? CatchUpProgress(peer: peer)
+        if let record = progress.observe(received: received, remaining: remaining, now: now) {
             emit(record)
         }
         catchUps[id] = progress.isCatchingUp ? progress : nil

@@ -7,7 +7,11 @@ import Replica
 /// Events never change once stored, so an answer from here is the page the
 /// log would give. Each feed keeps one run of consecutive seqs (a gap starts
 /// a new run), at most `eventsPerFeed` of them, for at most `feeds` feeds
-/// (the feed written longest ago goes first).
+/// (the feed written longest ago goes first). A relay pushing 1,000 events
+/// a second to 1,000 replicas sends each a batch of every event of the last
+/// 25 ms or more; a run long enough for a replica a second behind keeps
+/// those batches out of the log, which would otherwise read the same pages
+/// once per replica.
 ///
 /// ```swift
 /// var recent = RecentEvents()
@@ -15,7 +19,10 @@ import Replica
 /// if let page = recent.page(for: ranges, maxEvents: 512, maxBytes: 1 << 20) { ... }
 /// ```
 struct RecentEvents: Sendable {
-    static let eventsPerFeed = 32
+    static let eventsPerFeed = 1_024
+    /// A batch stored from a peer is kept when it has at most this many
+    /// events (a live push), not when it is a page of a catch-up.
+    static let liveBatchEvents = 64
     static let feeds = 32
 
     /// Per feed: consecutive events, oldest first.
@@ -54,7 +61,8 @@ struct RecentEvents: Sendable {
             if event.seq != last.seq + 1 { run.removeAll(keepingCapacity: true) }
         }
         run.append(event)
-        if run.count > eventsPerFeed { run.removeFirst(run.count - eventsPerFeed) }
+        // Trimmed a quarter at a time, not one event per append.
+        if run.count > eventsPerFeed + eventsPerFeed / 4 { run.removeFirst(run.count - eventsPerFeed) }
     }
 
     /// The page `EventLog.eventsInCanonicalOrder` would read for `ranges`,

@@ -135,7 +135,7 @@ extension SyncNode {
             let delivered = batches.reduce(0) { $0 + $1.events.count }
             statistics.eventsReceived += delivered
             statistics.eventsStored += done.report.stored.count
-            if done.report.stored.count <= RecentEvents.eventsPerFeed {  // live events, not a catch-up page
+            if done.report.stored.count <= RecentEvents.liveBatchEvents {  // live events, not a catch-up page
                 recent.remember(done.report.stored.lazy.map(\.event), signed: done.signed)
             }
             record(done.report, from: peer)

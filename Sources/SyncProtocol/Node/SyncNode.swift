@@ -464,10 +464,14 @@ public struct SyncNode: Sendable {
     /// After messages on a connection: when the two replicas were last in
     /// sync, and the catch-up log.
     mutating func noteProgress(on id: ConnectionID, received: Int, now: Milliseconds) {
-        if let session = sessions[id], session.isSyncing, let peer = session.peer, session.progress == (0, 0) {
-            lastInSyncAt[peer.replicaID] = now
-        }
-        observeCatchUp(on: id, received: received, now: now)
+        // One read of the session (a copy of it) and of its progress, for every message.
+        guard
+            let (peer, progress, syncing) = sessions[id].flatMap({ session in
+                session.peer.map { ($0, session.progress, session.isSyncing) }
+            })
+        else { return }
+        if syncing && progress == (0, 0) { lastInSyncAt[peer.replicaID] = now }
+        observeCatchUp(on: id, peer: peer.replicaID, received: received, remaining: progress.toReceive, now: now)
     }
 
     /// When this node and `replicaID` last had equal cursors.
