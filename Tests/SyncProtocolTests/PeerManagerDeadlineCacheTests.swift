@@ -45,9 +45,18 @@ import Testing
             switch random.next() % 7 {
             case 0:
                 let role: NodeRole? = random.next() % 2 == 0 ? (random.next() % 2 == 0 ? .relay : .peer) : nil
-                peers.addPeer(
-                    target, source: PeerSource.allCases[Int(random.next() % 3)], replicaID: "r\(random.next() % 4)",
-                    role: role, now: now)
+                if random.next() % 2 == 0 {
+                    peers.addPeer(
+                        target, source: PeerSource.allCases[Int(random.next() % 3)],
+                        replicaID: "r\(random.next() % 4)", role: role, now: now)
+                } else {
+                    // A peer exchange: several addresses, the deadlines worked out once.
+                    let adverts = (0..<Int(random.next() % 3) + 1).map { _ in
+                        PeerAdvert(
+                            replicaID: "r\(random.next() % 4)", address: address(Int(random.next() % 6) + 2), role: role)
+                    }
+                    peers.addPeers(adverts, source: .exchanged, now: now)
+                }
             case 1: peers.dialFailed(target, reason: "refused", now: now)
             case 2:
                 _ = peers.connected(nextID, dialed: random.next() % 2 == 0 ? target : nil, now: now)

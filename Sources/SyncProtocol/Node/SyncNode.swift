@@ -436,10 +436,8 @@ public struct SyncNode: Sendable {
             case .learnedRevocations(let learned):
                 effects += learn(learned, from: id, now: now)
             case .learned(let learned):
-                for advert in learned where advert.replicaID != configuration.hello.replicaID {
-                    manager.addPeer(
-                        advert.address, source: .exchanged, replicaID: advert.replicaID, role: advert.role, now: now)
-                }
+                manager.addPeers(
+                    learned.filter { $0.replicaID != configuration.hello.replicaID }, source: .exchanged, now: now)
             case .readEvents(let ranges, let maxEvents, let maxBytes):
                 if let page = recent.page(for: ranges, maxEvents: maxEvents, maxBytes: maxBytes, proven: verifiesFeeds)
                 {

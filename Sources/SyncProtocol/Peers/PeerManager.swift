@@ -126,6 +126,24 @@ public struct PeerManager: Sendable {
         now: Milliseconds
     ) {
         defer { refreshDeadlines() }
+        learn(address, source: source, replicaID: peerID, role: peerRole, now: now)
+    }
+
+    /// `addPeer` for every address a peer exchange brought, with the
+    /// deadlines worked out once (they walk every known address: once per
+    /// address made a thousand-replica exchange cost a million steps).
+    public mutating func addPeers(_ adverts: [PeerAdvert], source: PeerSource, now: Milliseconds) {
+        guard !adverts.isEmpty else { return }
+        defer { refreshDeadlines() }
+        for advert in adverts {
+            learn(advert.address, source: source, replicaID: advert.replicaID, role: advert.role, now: now)
+        }
+    }
+
+    private mutating func learn(
+        _ address: PeerAddress, source: PeerSource, replicaID peerID: String?, role peerRole: NodeRole?,
+        now: Milliseconds
+    ) {
         if var target = targets[address] {
             if let peerRole { target.role = peerRole }
             if source == .discovered, target.role == .relay, target.state == .waiting {
