@@ -53,7 +53,8 @@ import Testing
                     // A peer exchange: several addresses, the deadlines worked out once.
                     let adverts = (0..<Int(random.next() % 3) + 1).map { _ in
                         PeerAdvert(
-                            replicaID: "r\(random.next() % 4)", address: address(Int(random.next() % 6) + 2), role: role)
+                            replicaID: "r\(random.next() % 4)", address: address(Int(random.next() % 6) + 2), role: role
+                        )
                     }
                     peers.addPeers(adverts, source: .exchanged, now: now)
                 }
