@@ -20,9 +20,9 @@ import Replica
 /// ```
 struct RecentEvents: Sendable {
     static let eventsPerFeed = 1_024
-    /// A batch stored from a peer is kept when it has at most this many
-    /// events (a live push), not when it is a page of a catch-up.
-    static let liveBatchEvents = 64
+    /// A batch stored from a peer is kept when it is no larger than a live
+    /// push, not when it is a page of a catch-up.
+    static let liveBatchEvents = SyncSession.Configuration().liveBatchEvents
     static let feeds = 32
 
     /// Per feed: consecutive events, oldest first.
